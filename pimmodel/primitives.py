@@ -1,0 +1,144 @@
+"""Cost of one event on a PIM system: an instruction stream, a DMA burst, a barrier, a host transfer,
+a launch, a host reduction.
+
+These functions are shared by the symbolic cost model (called with sympy symbols, they return
+expressions) and by the emulator's timing (called with numbers or numpy arrays, they return numbers),
+so model and emulator differ only in the counts they feed in. ``hw`` is anything with the
+``HardwareSpec`` field names as attributes: a ``HardwareSpec`` or the cost model's symbol namespace.
+
+Conventions (one DMA engine and one revolver pipeline per DPU):
+- A tasklet may issue one instruction every ``revolver_interval_cycles``; with T >= interval runnable
+  tasklets the DPU issues one instruction per cycle, so a stream of n instructions per tasklet takes
+  ``n * max(interval, T)`` cycles.
+- A burst of k concurrent DMAs of S bytes (one per tasklet) completes after
+  ``latency + k * (engine_cycles_per_transfer + S * cycles_per_byte)``: the latency overlaps, the engine
+  serialises the bytes. A single DMA is the PrIM ``alpha + beta * S`` plus the engine occupancy.
+- Host transfers: ``call_overhead + total_bytes / bandwidth``, aggregate bandwidth of a rank set growing
+  as ``ranks ** rank_scaling_exponent``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+Num = Any  # a float, a numpy array or a sympy expression
+
+
+def _is_symbolic(*values: Num) -> bool:
+    return any(hasattr(v, "free_symbols") for v in values)
+
+
+def maximum(a: Num, b: Num) -> Num:
+    """max(a, b) for numbers, arrays and sympy expressions alike."""
+    if _is_symbolic(a, b):
+        import sympy
+
+        return sympy.Max(a, b)
+    return np.maximum(a, b)
+
+
+def minimum(a: Num, b: Num) -> Num:
+    if _is_symbolic(a, b):
+        import sympy
+
+        return sympy.Min(a, b)
+    return np.minimum(a, b)
+
+
+def ceil(a: Num) -> Num:
+    if _is_symbolic(a):
+        import sympy
+
+        return sympy.ceiling(a)
+    return np.ceil(a)
+
+
+# ---------------------------------------------------------------- DPU core
+def issue_cycles(instructions_per_tasklet: Num, active_tasklets: Num, hw: Any) -> Num:
+    """Cycles for each of ``active_tasklets`` tasklets to issue ``instructions_per_tasklet`` instructions."""
+    return instructions_per_tasklet * maximum(hw.revolver_interval_cycles, active_tasklets)
+
+
+def serial_cycles(instructions: Num, hw: Any) -> Num:
+    """Cycles for one tasklet running alone (the others wait at a barrier)."""
+    return instructions * hw.revolver_interval_cycles
+
+
+def barrier_cycles(tasklets: Num, hw: Any) -> Num:
+    """One barrier: every tasklet runs its share under the lock, one instruction per revolver interval."""
+    return tasklets * hw.barrier_instructions_per_tasklet * hw.revolver_interval_cycles
+
+
+def mul64_instructions(significant_bytes: Num, hw: Any) -> Num:
+    """Software 64-bit multiply; ``significant_bytes`` of the smaller-magnitude operand drive the cost."""
+    return hw.int64_mul_base_instructions + hw.int64_mul_per_byte_instructions * significant_bytes
+
+
+def mul32_instructions(significant_bits: Num, hw: Any) -> Num:
+    """``__mulsi3``: a fixed part plus one ``mul_step`` per bit of the smaller unsigned operand."""
+    return hw.int32_mul_base_instructions + hw.mul_step_instructions * significant_bits
+
+
+# ---------------------------------------------------------------- MRAM <-> WRAM DMA
+def dma_burst_cycles(bytes_per_transfer: Num, concurrent: Num, hw: Any, write: bool = False) -> Num:
+    """Cycles until the last of ``concurrent`` simultaneous DMAs of ``bytes_per_transfer`` completes."""
+    if write:
+        latency, per_byte = hw.dma_write_latency_cycles, hw.dma_write_cycles_per_byte
+    else:
+        latency, per_byte = hw.dma_read_latency_cycles, hw.dma_read_cycles_per_byte
+    return latency + concurrent * (hw.dma_engine_cycles_per_transfer + bytes_per_transfer * per_byte)
+
+
+def dma_transfers(total_bytes: Num, hw: Any) -> Num:
+    """Number of DMAs needed to move ``total_bytes`` with the largest allowed transfer."""
+    return ceil(total_bytes / hw.dma_max_bytes)
+
+
+# ---------------------------------------------------------------- host <-> PIM
+def ranks(dpus: Num, hw: Any) -> Num:
+    return ceil(dpus / hw.dpus_per_rank)
+
+
+def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any) -> Num:
+    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs (sub-linear in the number of ranks)."""
+    return per_rank_bytes_per_s * ranks(dpus, hw) ** hw.rank_scaling_exponent
+
+
+def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: str = "parallel") -> Num:
+    """One transfer call: ``parallel`` push/pull (distinct buffers), ``broadcast`` (one buffer, to PIM
+    only), or ``serial`` copies (one DPU after another)."""
+    if mode == "parallel":
+        per_rank = hw.push_bytes_per_s_per_rank if to_pim else hw.pull_bytes_per_s_per_rank
+        return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / rank_set_bandwidth(per_rank, dpus, hw)
+    if mode == "broadcast":
+        if not to_pim:
+            raise ValueError("broadcast goes to the PIM side only")
+        bandwidth = rank_set_bandwidth(hw.broadcast_bytes_per_s_per_rank, dpus, hw)
+        return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / bandwidth
+    if mode == "serial":
+        per_dpu = hw.serial_to_pim_bytes_per_s if to_pim else hw.serial_from_pim_bytes_per_s
+        return dpus * (hw.transfer_call_overhead_s + bytes_per_dpu / per_dpu)
+    raise ValueError(f"unknown transfer mode {mode!r}")
+
+
+def launch_s(hw: Any) -> Num:
+    """One synchronous ``dpu_launch`` (start, run-to-completion polling, excluding the kernel itself)."""
+    return hw.launch_overhead_s
+
+
+# ---------------------------------------------------------------- host parameter server
+def host_reduce_s(bytes_streamed: Num, threads: Num, hw: Any) -> Num:
+    """Stream ``bytes_streamed`` through ``threads`` host threads (capped by cores and memory bandwidth)."""
+    bandwidth = minimum(minimum(threads, hw.host_cores) * hw.host_thread_bytes_per_s, hw.host_memory_bytes_per_s)
+    return bytes_streamed / bandwidth
+
+
+def thread_start_s(threads: Num, hw: Any) -> Num:
+    """Create and join ``threads`` pthreads (done every round by the study's parameter server)."""
+    return threads * hw.thread_start_s
+
+
+def cycles_to_s(cycles: Num, hw: Any) -> Num:
+    return cycles / hw.dpu_clock_hz

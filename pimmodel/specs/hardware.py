@@ -1,0 +1,266 @@
+"""Hardware specifications: one frozen record per PIM system, loaded from ``hardware_specs/*.toml``.
+
+Every numeric field is SI (seconds, bytes, hertz, instructions, cycles). The TOML files use prefixed,
+unit-suffixed keys (``clock_mhz``, ``wram_kib``) and give a source for every constant as
+``key = { value = ..., source = "..." }``. The table ``FIELDS`` below is the one place that maps TOML keys
+to record fields, scales and allowed ranges: loading, validation, writing and the design-space search
+all read it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError, unknown
+from ._toml import dumps, read_toml
+
+TOPOLOGIES = ("none", "in-rank", "ring", "all-to-all")
+"""Direct inter-DPU links: UPMEM has none; the others are hypothetical designs (see the DSE)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """How one record field appears in TOML: section, key, scale to SI, and allowed range."""
+
+    name: str
+    section: str
+    key: str
+    scale: float
+    low: float
+    high: float
+    integer: bool = False
+    doc: str = ""
+
+
+def _f(name: str, section: str, key: str, scale: float, low: float, high: float, integer: bool = False,
+       doc: str = "") -> Field:
+    return Field(name, section, key, scale, low, high, integer, doc)
+
+
+FIELDS: tuple[Field, ...] = (
+    # --- DPU organisation and pipeline
+    _f("dpu_clock_hz", "dpu", "clock_mhz", 1e6, 1e6, 1e11, doc="DPU clock"),
+    _f("dpus_per_rank", "dpu", "dpus_per_rank", 1, 1, 1 << 16, True, doc="DPUs driven as one rank"),
+    _f("dpus_available", "dpu", "dpus_available", 1, 1, 1 << 24, True, doc="usable DPUs in the system"),
+    _f("max_tasklets", "dpu", "max_tasklets", 1, 1, 1024, True, doc="hardware threads per DPU"),
+    _f("revolver_interval_cycles", "dpu", "revolver_interval_cycles", 1, 1, 64, True,
+       doc="cycles before a thread may issue again (IPC 1 needs this many runnable threads)"),
+    _f("barrier_instructions_per_tasklet", "dpu", "barrier_instructions_per_tasklet", 1, 0, 1e4,
+       doc="instructions each tasklet executes under the barrier lock"),
+    _f("wram_bytes", "dpu", "wram_kib", 1024, 1024, 1 << 40, True, doc="scratchpad per DPU"),
+    _f("mram_bytes", "dpu", "mram_mib", 1024**2, 1024**2, 1 << 50, True, doc="DRAM bank per DPU"),
+    _f("iram_bytes", "dpu", "iram_kib", 1024, 1024, 1 << 30, True, doc="instruction memory per DPU"),
+    _f("power_per_dpu_w", "dpu", "power_per_dpu_w", 1, 0, 1e3, doc="power per DPU while running"),
+    # --- instructions per operation (software routines where the ISA has no unit)
+    _f("int32_add_instructions", "instructions", "int32_add", 1, 0.25, 1e4),
+    _f("int32_shift_instructions", "instructions", "int32_shift", 1, 0.25, 1e4),
+    _f("int64_add_instructions", "instructions", "int64_add", 1, 0.25, 1e4),
+    _f("int64_shift_instructions", "instructions", "int64_shift", 1, 0.25, 1e4),
+    _f("int32_mul_base_instructions", "instructions", "int32_mul_base", 1, 0, 1e4,
+       doc="fixed part of __mulsi3; one mul_step per bit of the smaller operand follows"),
+    _f("mul_step_instructions", "instructions", "mul_step", 1, 0, 1e3,
+       doc="per bit of the smaller operand (0 = native multiplier)"),
+    _f("int64_mul_base_instructions", "instructions", "int64_mul_base", 1, 0.25, 1e5),
+    _f("int64_mul_per_byte_instructions", "instructions", "int64_mul_per_byte", 1, 0, 1e4,
+       doc="per significant byte of the smaller operand (byte-wise 8x8 products)"),
+    _f("float_add_instructions", "instructions", "float_add", 1, 0.25, 1e5),
+    _f("float_mul_instructions", "instructions", "float_mul", 1, 0.25, 1e5),
+    _f("float_div_instructions", "instructions", "float_div", 1, 0.25, 1e5),
+    _f("double_add_instructions", "instructions", "double_add", 1, 0.25, 1e5),
+    _f("double_mul_instructions", "instructions", "double_mul", 1, 0.25, 1e5),
+    _f("double_div_instructions", "instructions", "double_div", 1, 0.25, 1e5),
+    _f("float_convert_instructions", "instructions", "float_convert", 1, 0.25, 1e5,
+       doc="int<->float or float<->double conversion"),
+    # --- MRAM <-> WRAM DMA
+    _f("dma_read_latency_cycles", "dma", "read_latency_cycles", 1, 0, 1e5),
+    _f("dma_write_latency_cycles", "dma", "write_latency_cycles", 1, 0, 1e5),
+    _f("dma_read_cycles_per_byte", "dma", "read_cycles_per_byte", 1, 1e-4, 1e3),
+    _f("dma_write_cycles_per_byte", "dma", "write_cycles_per_byte", 1, 1e-4, 1e3),
+    _f("dma_engine_cycles_per_transfer", "dma", "engine_cycles_per_transfer", 1, 0, 1e5,
+       doc="engine occupancy per transfer beyond the bytes (serialises concurrent small DMAs)"),
+    _f("dma_min_bytes", "dma", "min_bytes", 1, 1, 1 << 20, True),
+    _f("dma_max_bytes", "dma", "max_bytes", 1, 1, 1 << 30, True),
+    # --- host <-> PIM transfers
+    _f("push_bytes_per_s_per_rank", "host", "push_gb_per_s_per_rank", 1e9, 1e6, 1e15,
+       doc="parallel CPU->DPU, one rank, large transfers"),
+    _f("pull_bytes_per_s_per_rank", "host", "pull_gb_per_s_per_rank", 1e9, 1e6, 1e15),
+    _f("broadcast_bytes_per_s_per_rank", "host", "broadcast_gb_per_s_per_rank", 1e9, 1e6, 1e15),
+    _f("serial_to_pim_bytes_per_s", "host", "serial_to_pim_gb_per_s", 1e9, 1e6, 1e15),
+    _f("serial_from_pim_bytes_per_s", "host", "serial_from_pim_gb_per_s", 1e9, 1e6, 1e15),
+    _f("rank_scaling_exponent", "host", "rank_scaling_exponent", 1, 0.0, 1.0,
+       doc="aggregate bandwidth grows as ranks**exponent"),
+    _f("transfer_call_overhead_s", "host", "transfer_call_overhead_us", 1e-6, 0, 1e6,
+       doc="fixed cost of one dpu_push_xfer / broadcast call"),
+    _f("launch_overhead_s", "host", "launch_overhead_ms", 1e-3, 0, 1e4, doc="one synchronous dpu_launch"),
+    _f("host_thread_bytes_per_s", "host", "aggregate_gb_per_s_per_thread", 1e9, 1e6, 1e15,
+       doc="bytes one host thread streams while reducing DPU vectors"),
+    _f("host_memory_bytes_per_s", "host", "memory_gb_per_s", 1e9, 1e6, 1e15, doc="host memory bandwidth cap"),
+    _f("host_cores", "host", "cores", 1, 1, 1 << 16, True),
+    _f("thread_start_s", "host", "thread_start_us", 1e-6, 0, 1e6, doc="create + join one pthread"),
+    _f("host_power_w", "host", "power_w", 1, 0, 1e6),
+    # --- direct inter-DPU links (hypothetical; UPMEM has none)
+    _f("link_bytes_per_s", "interconnect", "link_gb_per_s", 1e9, 1e6, 1e15),
+    _f("link_latency_s", "interconnect", "link_latency_us", 1e-6, 0, 1e6),
+)
+FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
+NUMERIC_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareSpec:
+    """A PIM system. Build hypothetical designs with ``dataclasses.replace(spec, ...)`` (re-validated)."""
+
+    name: str
+    description: str
+    dpu_clock_hz: float
+    dpus_per_rank: int
+    dpus_available: int
+    max_tasklets: int
+    revolver_interval_cycles: int
+    barrier_instructions_per_tasklet: float
+    wram_bytes: int
+    mram_bytes: int
+    iram_bytes: int
+    power_per_dpu_w: float
+    int32_add_instructions: float
+    int32_shift_instructions: float
+    int64_add_instructions: float
+    int64_shift_instructions: float
+    int32_mul_base_instructions: float
+    mul_step_instructions: float
+    int64_mul_base_instructions: float
+    int64_mul_per_byte_instructions: float
+    float_add_instructions: float
+    float_mul_instructions: float
+    float_div_instructions: float
+    double_add_instructions: float
+    double_mul_instructions: float
+    double_div_instructions: float
+    float_convert_instructions: float
+    dma_read_latency_cycles: float
+    dma_write_latency_cycles: float
+    dma_read_cycles_per_byte: float
+    dma_write_cycles_per_byte: float
+    dma_engine_cycles_per_transfer: float
+    dma_min_bytes: int
+    dma_max_bytes: int
+    push_bytes_per_s_per_rank: float
+    pull_bytes_per_s_per_rank: float
+    broadcast_bytes_per_s_per_rank: float
+    serial_to_pim_bytes_per_s: float
+    serial_from_pim_bytes_per_s: float
+    rank_scaling_exponent: float
+    transfer_call_overhead_s: float
+    launch_overhead_s: float
+    host_thread_bytes_per_s: float
+    host_memory_bytes_per_s: float
+    host_cores: int
+    thread_start_s: float
+    host_power_w: float
+    link_bytes_per_s: float
+    link_latency_s: float
+    link_topology: str = "none"
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for f in FIELDS:
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise SpecError(f"hardware {self.name!r}: {f.section}.{f.key} must be a number, got {value!r}")
+            if f.integer and int(value) != value:
+                raise SpecError(f"hardware {self.name!r}: {f.section}.{f.key} must be a whole number, got {value}")
+            if not f.low <= value <= f.high:
+                lo, hi = f.low / f.scale, f.high / f.scale
+                raise SpecError(f"hardware {self.name!r}: {f.section}.{f.key} = {value / f.scale:g} is out of "
+                                f"range; use a value in [{lo:g}, {hi:g}]")
+        if self.link_topology not in TOPOLOGIES:
+            raise unknown("interconnect topology", self.link_topology, TOPOLOGIES)
+        if self.dma_min_bytes > self.dma_max_bytes:
+            raise SpecError(f"hardware {self.name!r}: dma.min_bytes exceeds dma.max_bytes")
+        if self.dpus_per_rank > self.dpus_available:
+            raise SpecError(f"hardware {self.name!r}: dpu.dpus_per_rank ({self.dpus_per_rank}) exceeds "
+                            f"dpu.dpus_available ({self.dpus_available})")
+
+    def ranks(self, dpus: int) -> int:
+        """Ranks needed to hold ``dpus`` DPUs."""
+        return -(-dpus // self.dpus_per_rank)
+
+    def numeric(self) -> dict[str, float]:
+        """The numeric fields by name (what the compiled cost model takes)."""
+        return {name: float(getattr(self, name)) for name in NUMERIC_FIELDS}
+
+    def replace(self, **changes: Any) -> HardwareSpec:
+        """A validated copy with some fields changed (a hypothetical design)."""
+        return dataclasses.replace(self, **changes)
+
+
+def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
+    """Build a spec from parsed TOML; unknown or missing keys are errors that name the key."""
+    known_top = {"name", "description", "schema", *{f.section for f in FIELDS}}
+    for key in data:
+        if key not in known_top:
+            raise SpecError(f"{origin}: unknown key {key!r}{_near(key, known_top)}")
+    values: dict[str, Any] = {"sources": {}}
+    for section in {f.section for f in FIELDS}:
+        table = data.get(section, {})
+        if not isinstance(table, Mapping):
+            raise SpecError(f"{origin}: [{section}] must be a table")
+        allowed = {f.key for f in FIELDS if f.section == section} | ({"topology"} if section == "interconnect" else set())
+        for key in table:
+            if key not in allowed:
+                raise SpecError(f"{origin}: unknown key {section}.{key}{_near(key, allowed)}")
+    for f in FIELDS:
+        table = data.get(f.section, {})
+        if f.key not in table:
+            raise SpecError(f"{origin}: missing {f.section}.{f.key} ({f.doc or 'see hardware_specs/upmem-2556.toml'})")
+        raw = table[f.key]
+        source = ""
+        if isinstance(raw, Mapping):
+            if "value" not in raw:
+                raise SpecError(f"{origin}: {f.section}.{f.key} needs a 'value'")
+            source = str(raw.get("source", ""))
+            raw = raw["value"]
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise SpecError(f"{origin}: {f.section}.{f.key} must be a number, got {raw!r}")
+        scaled = raw * f.scale
+        values[f.name] = int(round(scaled)) if f.integer else float(scaled)
+        values["sources"][f.name] = source
+    topology = data.get("interconnect", {}).get("topology", "none")
+    if isinstance(topology, Mapping):
+        values["sources"]["link_topology"] = str(topology.get("source", ""))
+        topology = topology.get("value", "none")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{origin}: missing top-level 'name' (a string)")
+    return HardwareSpec(name=name, description=str(data.get("description", "")), link_topology=str(topology),
+                        **values)
+
+
+def to_mapping(spec: HardwareSpec) -> dict[str, Any]:
+    """The TOML tables of a spec (inverse of ``from_mapping``), with sources where known."""
+    out: dict[str, Any] = {"name": spec.name, "description": spec.description}
+    for f in FIELDS:
+        value = getattr(spec, f.name) / f.scale
+        value = int(round(value)) if f.integer else float(value)
+        source = spec.sources.get(f.name, "")
+        out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
+    out["interconnect"]["topology"] = spec.link_topology
+    return out
+
+
+def to_toml(spec: HardwareSpec) -> str:
+    return dumps(to_mapping(spec))
+
+
+def load_file(path: Path) -> HardwareSpec:
+    return from_mapping(read_toml(path, "hardware"), str(path))
+
+
+def _near(key: str, options: set[str]) -> str:
+    from ..errors import suggest
+
+    return suggest(key, options)

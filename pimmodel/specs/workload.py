@@ -1,0 +1,252 @@
+"""Workloads: a dataset as stored on the PIM system, a model, an optimizer with its hyper-parameters,
+and a deployment (DPUs, tasklets, weak or strong scaling). All frozen and validated.
+
+The two presets are the PIM-Opt study's datasets exactly as stored on the DPUs
+(``shared/reference/pim-opt-study.md`` §2); the hyper-parameter defaults are the study's (§3.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import SpecError, suggest, unknown
+from ._toml import read_toml
+
+Layout = Literal["dense", "sparse"]
+MODELS = ("lr", "svm")
+OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
+SCALINGS = ("weak", "strong")
+LAYOUTS = ("dense", "sparse")
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSpec:
+    """A training set as laid out in MRAM.
+
+    ``features`` is the model length d as stored (padding included); ``nonzeros_per_row`` the active
+    features of one row (= features for dense rows); a sparse row takes ``slots_per_row`` uint32 byte
+    offsets (the study's 40-slot ELL layout). ``rows_per_dpu_weak`` is the shard of weak scaling;
+    ``strong_rows`` the whole training set that strong scaling splits over N DPUs.
+    """
+
+    name: str
+    layout: str
+    features: int
+    nonzeros_per_row: int
+    slots_per_row: int
+    bytes_per_value: int
+    rows_per_dpu_weak: int
+    strong_rows: int
+    label_bytes: int = 4
+    bias_separate: bool = True
+    positive_fraction: float = 0.5
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise unknown("layout", self.layout, LAYOUTS)
+        for key in ("features", "nonzeros_per_row", "slots_per_row", "bytes_per_value", "rows_per_dpu_weak",
+                    "strong_rows", "label_bytes"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise SpecError(f"dataset {self.name!r}: {key} must be a positive whole number, got {value!r}")
+        if self.nonzeros_per_row > self.features:
+            raise SpecError(f"dataset {self.name!r}: nonzeros_per_row ({self.nonzeros_per_row}) exceeds "
+                            f"features ({self.features})")
+        if self.layout == "sparse" and self.slots_per_row < self.nonzeros_per_row:
+            raise SpecError(f"dataset {self.name!r}: slots_per_row must be at least nonzeros_per_row")
+        if not 0 < self.positive_fraction < 1:
+            raise SpecError(f"dataset {self.name!r}: positive_fraction must be in (0, 1)")
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one training row in MRAM."""
+        per_row = self.features if self.layout == "dense" else self.slots_per_row
+        return per_row * self.bytes_per_value
+
+    def train_rows(self, dpus: int, scaling: str) -> int:
+        return self.rows_per_dpu_weak * dpus if scaling == "weak" else self.strong_rows
+
+
+@dataclass(frozen=True, slots=True)
+class HyperParams:
+    """The study's power-of-two hyper-parameters, held as shift counts (η = 2^-ℓ, λ = 2^-r)."""
+
+    batch_size: int
+    """per-DPU mini-batch b of MA-SGD and ADMM."""
+    global_batch_size: int
+    """global batch B of GA-SGD (each DPU takes B/N rows per round)."""
+    learning_rate_shift: int
+    reg_shift: int
+    admm_alpha_shift: int = 0
+    task_epochs: int = 1
+    """ADMM local passes per global epoch."""
+
+    def __post_init__(self) -> None:
+        for key in ("batch_size", "global_batch_size", "task_epochs"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise SpecError(f"{key.replace('_', '-')} must be a positive whole number, got {value!r}")
+        for key in ("learning_rate_shift", "reg_shift", "admm_alpha_shift"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or not 0 <= value <= 62:
+                raise SpecError(f"{key.replace('_', '-')} must be a whole number in [0, 62], got {value!r}")
+
+
+YFCC = DatasetSpec(
+    name="yfcc100m-hnfc6", layout="dense", features=4096, nonzeros_per_row=4096, slots_per_row=4096,
+    bytes_per_value=4, rows_per_dpu_weak=3328, strong_rows=851_968, bias_separate=True, positive_fraction=0.5,
+    description="YFCC100M-HNfc6: 4096 dense Q1.31 features + int64 bias, balanced indoor/outdoor labels",
+)
+CRITEO = DatasetSpec(
+    name="criteo-1tb", layout="sparse", features=1_001_472, nonzeros_per_row=39, slots_per_row=40,
+    bytes_per_value=4, rows_per_dpu_weak=196_608, strong_rows=50_331_648, bias_separate=False,
+    positive_fraction=0.0342,
+    description="Criteo 1TB: 39 binary features of 10^6 in a 40-slot ELL layout, bias inside w, 3.42 % positive",
+)
+DATASETS: dict[str, DatasetSpec] = {d.name: d for d in (YFCC, CRITEO)}
+
+# §3.4 of the study's reference: (dataset, model, optimizer) -> (b or B, ℓ, r[, α])
+_STUDY_HYPER: dict[tuple[str, str, str], tuple[int, ...]] = {
+    ("yfcc100m-hnfc6", "lr", "ma-sgd"): (8, 6, 12), ("yfcc100m-hnfc6", "lr", "ga-sgd"): (8192, 4, 10),
+    ("yfcc100m-hnfc6", "lr", "admm"): (8, 6, 12, 4), ("yfcc100m-hnfc6", "svm", "ma-sgd"): (8, 6, 10),
+    ("yfcc100m-hnfc6", "svm", "ga-sgd"): (8192, 6, 8), ("yfcc100m-hnfc6", "svm", "admm"): (8, 6, 10, 12),
+    ("criteo-1tb", "lr", "ma-sgd"): (2048, 0, 12), ("criteo-1tb", "lr", "ga-sgd"): (262_144, 0, 12),
+    ("criteo-1tb", "lr", "admm"): (2048, 0, 12, 6), ("criteo-1tb", "svm", "ma-sgd"): (2048, 2, 12),
+    ("criteo-1tb", "svm", "ga-sgd"): (262_144, 2, 12), ("criteo-1tb", "svm", "admm"): (2048, 1, 12, 8),
+}
+
+
+def study_hyperparams(dataset: DatasetSpec, model: str, optimizer: str) -> HyperParams:
+    """The study's defaults; user datasets borrow those of the preset with the same layout."""
+    key_name = dataset.name if dataset.name in DATASETS else ("yfcc100m-hnfc6" if dataset.layout == "dense"
+                                                             else "criteo-1tb")
+    values = _STUDY_HYPER[(key_name, model, optimizer)]
+    local_b = _STUDY_HYPER[(key_name, model, "ma-sgd")][0]
+    global_b = _STUDY_HYPER[(key_name, model, "ga-sgd")][0]
+    alpha = _STUDY_HYPER[(key_name, model, "admm")][3]
+    return HyperParams(batch_size=local_b, global_batch_size=global_b, learning_rate_shift=values[1],
+                       reg_shift=values[2], admm_alpha_shift=alpha)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One training job: what runs, on how many DPUs, for how many epochs."""
+
+    dataset: DatasetSpec
+    model: str
+    optimizer: str
+    dpus: int
+    tasklets: int = 16
+    scaling: str = "weak"
+    epochs: int = 10
+    hyper: HyperParams | None = None
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise unknown("model", self.model, MODELS)
+        if self.optimizer not in OPTIMIZERS:
+            raise unknown("optimizer", self.optimizer, OPTIMIZERS)
+        if self.scaling not in SCALINGS:
+            raise unknown("scaling", self.scaling, SCALINGS)
+        for key in ("dpus", "tasklets", "epochs"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise SpecError(f"--{key} must be a positive whole number, got {value!r}")
+        if self.hyper is None:
+            object.__setattr__(self, "hyper", study_hyperparams(self.dataset, self.model, self.optimizer))
+        self._check_divisibility()
+
+    @property
+    def hp(self) -> HyperParams:
+        assert self.hyper is not None  # set in __post_init__
+        return self.hyper
+
+    @property
+    def train_rows(self) -> int:
+        return self.dataset.train_rows(self.dpus, self.scaling)
+
+    @property
+    def rows_per_dpu(self) -> int:
+        return self.train_rows // self.dpus
+
+    @property
+    def local_batch(self) -> int:
+        """Rows each DPU processes per local step (per round for MA/GA; per local step for ADMM)."""
+        if self.optimizer == "ga-sgd":
+            return self.hp.global_batch_size // self.dpus
+        return self.hp.batch_size
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """Local steps (mini-batches) per DPU per epoch."""
+        return self.rows_per_dpu // self.local_batch
+
+    @property
+    def rounds_per_epoch(self) -> int:
+        """Host<->PIM rounds (= launches) per epoch."""
+        return 1 if self.optimizer == "admm" else self.steps_per_epoch
+
+    def _check_divisibility(self) -> None:
+        rows = self.train_rows
+        if rows % self.dpus:
+            raise SpecError(f"{rows:,} training rows do not split evenly over {self.dpus} DPUs; "
+                            "use a DPU count that divides them (e.g. a power of two)")
+        per_dpu = rows // self.dpus
+        if self.optimizer == "ga-sgd":
+            big_b = self.hp.global_batch_size
+            if big_b % self.dpus or big_b < self.dpus:
+                raise SpecError(f"--global-batch-size {big_b} is not a multiple of --dpus {self.dpus}; "
+                                "use a multiple of the DPU count")
+            if rows % big_b:
+                raise SpecError(f"--global-batch-size {big_b} does not divide the {rows:,} training rows; "
+                                "use a divisor (e.g. a power of two)")
+        elif per_dpu % self.hp.batch_size or self.hp.batch_size > per_dpu:
+            raise SpecError(f"--batch-size {self.hp.batch_size} does not divide the {per_dpu:,} rows per DPU; "
+                            "use a divisor (e.g. a power of two)")
+
+    def with_(self, **changes: Any) -> Workload:
+        return replace(self, **changes)
+
+
+# ---------------------------------------------------------------- user-defined datasets
+_DATASET_KEYS = {"name", "layout", "features", "nonzeros_per_row", "slots_per_row", "bytes_per_value",
+                 "rows_per_dpu_weak", "strong_rows", "label_bytes", "bias_separate", "positive_fraction",
+                 "description"}
+
+
+def dataset_from_mapping(data: Mapping[str, Any], origin: str) -> DatasetSpec:
+    table = data.get("dataset", data)
+    if not isinstance(table, Mapping):
+        raise SpecError(f"{origin}: [dataset] must be a table")
+    for key in table:
+        if key not in _DATASET_KEYS:
+            raise SpecError(f"{origin}: unknown key {key!r}{suggest(key, _DATASET_KEYS)}")
+    layout = table.get("layout", "dense")
+    values = dict(table)
+    values.setdefault("name", Path(origin).stem)
+    values.setdefault("layout", layout)
+    if "features" not in values or "rows_per_dpu_weak" not in values:
+        raise SpecError(f"{origin}: a dataset needs at least 'features' and 'rows_per_dpu_weak'")
+    values.setdefault("nonzeros_per_row", values["features"] if layout == "dense" else 1)
+    values.setdefault("slots_per_row", values["features"] if layout == "dense" else values["nonzeros_per_row"])
+    values.setdefault("bytes_per_value", 4)
+    values.setdefault("strong_rows", values["rows_per_dpu_weak"] * 256)
+    values.setdefault("bias_separate", layout == "dense")
+    try:
+        return DatasetSpec(**values)
+    except TypeError as exc:
+        raise SpecError(f"{origin}: {exc}") from None
+
+
+def load_dataset(name_or_path: str) -> DatasetSpec:
+    """A preset by name, or a TOML file describing a user dataset."""
+    if name_or_path in DATASETS:
+        return DATASETS[name_or_path]
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return dataset_from_mapping(read_toml(path, "dataset"), str(path))
+    raise unknown("dataset", name_or_path, DATASETS)

@@ -77,8 +77,16 @@ class KernelProfile:
     """YFCC: 16 threads x 256 features + 1 for the bias, created and joined every round."""
     sparse_host_threads: int = 63
     """Criteo: 63 threads x 15,896 features."""
-    host_int32_bytes: int = 4
-    host_int64_bytes: int = 8
+    ma_host_passes: int = 1
+    """MA-SGD: one pass over the N x d int32 local models (sum into int64, divide, clamp)."""
+    ga_host_passes: int = 1
+    """GA-SGD: one pass over the N x d gradients (int32 dense, int64 sparse)."""
+    ga_host_update_passes: int = 3
+    """GA-SGD: the host update reads the sum and w and writes w (over d values, not N x d)."""
+    admm_host_passes: int = 6
+    """ADMM: read all w_k, read all u_k, read w_k and u_k and write u_k, write c_k (6 streams of N x d)."""
+    admm_host_thread_rounds: int = 2
+    """ADMM: one threaded pass for the means, one for the u/c updates."""
 
 
 PROFILE = KernelProfile()

@@ -1,0 +1,70 @@
+"""The typer application, its command modules and its single error boundary.
+
+Each command module defines ``register(app)``; a module that is missing (a capability not built yet)
+is skipped. Every ``PimModelError`` becomes one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from ..errors import PimModelError
+
+COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore")
+
+app = typer.Typer(
+    name="pimmodel",
+    help="Predict, explain and explore distributed ML training (LR, SVM with MA-SGD, GA-SGD, ADMM) on "
+    "processing-in-memory hardware such as UPMEM. Every command takes --json for a machine-readable record.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register_all() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"pimmodel.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"pimmodel.cli.{name}":
+                continue
+            raise
+        module.register(app)
+
+
+_register_all()
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one line to stderr and exit (the CLI's only error path)."""
+    first = " ".join(str(message).split())
+    typer.echo(f"error: {first}", err=True)
+    raise SystemExit(code)
+
+
+def main() -> None:
+    """Console entry point: run the app behind the error boundary."""
+    try:
+        code = app(standalone_mode=False)
+    except PimModelError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except SystemExit:
+        raise
+    except typer.Abort:
+        fail("aborted", 1)
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+            raise SystemExit(0) from None
+        if isinstance(exc, click.ClickException):
+            fail(exc.format_message())
+        raise
+    sys.exit(code if isinstance(code, int) else 0)

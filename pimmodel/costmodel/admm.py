@@ -1,0 +1,24 @@
+"""Consensus ADMM (one round per global epoch), as the study implemented it.
+
+One launch per epoch runs a full local pass (task_epochs = 1) in mini-batches of b: each local step is
+the MA-SGD step with the decay acting on w_k + c_k, c_k = u_k - z. Per epoch the host pushes each DPU
+its own previous w_k and c_k (and, dense, the bias), pulls w_k (and the bias), and makes about six
+streams over the N x d values (means of w and u, the u update, the c update).
+"""
+
+from __future__ import annotations
+
+from ..kernelspec import PROFILE as K
+from .common import WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, model_bytes
+
+
+def equations(model: str, layout: str) -> EquationSet:
+    steps = WL.rows_per_dpu / WL.local_batch
+    sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=steps, launches=1,
+                            update=True, admm=True)
+    push = [HostCall("w_k", model_bytes(layout), to_pim=True), HostCall("c_k", model_bytes(layout), to_pim=True),
+            *bias_calls(layout, to_pim=True)]
+    pull = [HostCall("w_k", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
+    aggregate = host_reduce(K.admm_host_passes, 4, layout, thread_rounds=K.admm_host_thread_rounds)
+    return EquationSet(sections=sections, rounds=1, launches=1, calls_per_round=push + pull,
+                       host_aggregate_s=aggregate)

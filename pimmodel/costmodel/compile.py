@@ -1,0 +1,111 @@
+"""Compile the symbolic equations once into vectorized numpy functions, and cache them on disk.
+
+``lambdify(..., cse=True)`` turns each configuration's expressions into one numpy function of every
+model input (hardware fields, workload symbols, coefficients), so a scaling curve or a whole batch of
+design points is one call. Building and lambdifying the expressions costs about a second, so the
+generated source is cached under ``$PIMMODEL_CACHE_DIR`` (default ``~/.cache/pimmodel``), keyed by a
+hash of the model's own source files: a later process loads it without importing sympy.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_MODEL_SOURCES = ("costmodel/common.py", "costmodel/symbols.py", "costmodel/ma_sgd.py", "costmodel/ga_sgd.py",
+                  "costmodel/admm.py", "costmodel/registry.py", "costmodel/compile.py", "primitives.py",
+                  "kernelspec.py", "specs/hardware.py")
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """A configuration's compiled expressions: call with arrays (or scalars) by input name."""
+
+    key: tuple[str, str, str]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    function: Callable[..., list[Any]]
+
+    def __call__(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        try:
+            args = [values[name] for name in self.inputs]
+        except KeyError as exc:
+            raise KeyError(f"cost model input {exc.args[0]!r} is missing") from None
+        results = self.function(*args)
+        shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+        return {name: np.broadcast_to(np.asarray(r, dtype=float), shape) for name, r in zip(self.outputs, results,
+                                                                                           strict=True)}
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("PIMMODEL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pimmodel")
+    return Path(base) / "compiled"
+
+
+@lru_cache(maxsize=1)
+def _source_key() -> str:
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for rel in _MODEL_SOURCES:
+        digest.update((root / rel).read_bytes())
+    try:
+        digest.update(importlib.metadata.version("sympy").encode())
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        pass
+    return digest.hexdigest()[:16]
+
+
+def _namespace() -> dict[str, Any]:
+    return {**np.__dict__, "reduce": functools.reduce, "numpy": np}
+
+
+def _generate(key: tuple[str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    import inspect
+
+    import sympy
+
+    from .registry import expressions
+    from .symbols import all_symbols
+
+    exprs = expressions(*key)
+    symbols = all_symbols()
+    outputs = tuple(exprs)
+    function = sympy.lambdify(list(symbols.values()), [exprs[o] for o in outputs], modules="numpy", cse=True,
+                              docstring_limit=0)
+    return tuple(symbols), outputs, inspect.getsource(function)
+
+
+def _load(source: str) -> Callable[..., list[Any]]:
+    namespace = _namespace()
+    exec(compile(source, "<pimmodel-compiled>", "exec"), namespace)  # noqa: S102 - our own generated code
+    return namespace["_lambdifygenerated"]
+
+
+@lru_cache(maxsize=None)
+def compiled(optimizer: str, model: str, layout: str) -> CompiledModel:
+    """The compiled model of one configuration (from the disk cache when the sources are unchanged)."""
+    key = (optimizer, model, layout)
+    path = _cache_dir() / _source_key() / f"{optimizer}-{model}-{layout}.py"
+    if path.exists():
+        header, _, source = path.read_text(encoding="utf-8").partition("\n#---\n")
+        inputs_line, outputs_line = header.splitlines()
+        return CompiledModel(key, tuple(inputs_line[2:].split(",")), tuple(outputs_line[2:].split(",")),
+                             _load(source))
+    inputs, outputs, source = _generate(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(f"# {','.join(inputs)}\n# {','.join(outputs)}\n#---\n{source}", encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home only costs speed
+    return CompiledModel(key, inputs, outputs, _load(source))

@@ -1,0 +1,26 @@
+"""GA-SGD (mini-batch SGD with gradient averaging over a global batch B), as the study implemented it.
+
+Per round, for every DPU: the host pushes w (and, dense, the bias); one launch zeroes the accumulators
+and accumulates the eta-scaled gradient terms of b = B/N local rows (no update on the DPU); the host
+pulls the accumulators (dense: d x int32 plus the int64 bias gradient; sparse: d x int64), sums them
+over the DPUs and updates w. Rounds per epoch = m / B = rows per DPU / b.
+"""
+
+from __future__ import annotations
+
+from .. import primitives as P
+from ..kernelspec import PROFILE as K
+from .common import HW, WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, host_threads, model_bytes
+
+
+def equations(model: str, layout: str) -> EquationSet:
+    rounds = WL.rows_per_dpu / WL.local_batch
+    sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
+                            update=False, admm=False)
+    gradient_bytes = 4 if layout == "dense" else 8
+    push = [HostCall("w", model_bytes(layout), to_pim=True), *bias_calls(layout, to_pim=True)]
+    pull = [HostCall("gradient", WL.features * gradient_bytes, to_pim=False), *bias_calls(layout, to_pim=False)]
+    update = P.host_reduce_s(K.ga_host_update_passes * WL.features * 8, host_threads(layout), HW)
+    aggregate = rounds * (host_reduce(K.ga_host_passes, gradient_bytes, layout) + update)
+    return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,
+                       host_aggregate_s=aggregate)

@@ -1,0 +1,23 @@
+"""MA-SGD (model averaging after every local step), as the study implemented it.
+
+Per round, for every DPU: the host pushes the global model (and, dense, the int64 bias); one launch runs
+one local step on the next b local rows (zero the accumulators, per-sample dot product, error and
+gradient, then the local update); the host pulls every local model and averages them with its threads.
+Rounds per epoch = rows per DPU / b.
+"""
+
+from __future__ import annotations
+
+from ..kernelspec import PROFILE as K
+from .common import WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, model_bytes
+
+
+def equations(model: str, layout: str) -> EquationSet:
+    rounds = WL.rows_per_dpu / WL.local_batch
+    sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
+                            update=True, admm=False)
+    push = [HostCall("w", model_bytes(layout), to_pim=True), *bias_calls(layout, to_pim=True)]
+    pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
+    aggregate = rounds * host_reduce(K.ma_host_passes, 4, layout)
+    return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,
+                       host_aggregate_s=aggregate)

@@ -1,0 +1,82 @@
+"""Does a workload fit the hardware? MRAM per DPU (data, labels, model, accumulators, LUT) and WRAM per
+tasklet (the kernels' buffers), following the study's memory layout (reference §2.3 and §3.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CapacityError, SpecError
+from ..kernelspec import PROFILE as K
+from ..units import MiB
+from .hardware import HardwareSpec
+from .workload import Workload
+
+LUT_BYTES = (1 << 20) * 4
+"""The LR kernels' exp table: 2^20 float32 entries in MRAM."""
+STACK_BYTES_PER_TASKLET = 256
+"""Default UPMEM tasklet stack (STACK_SIZE_DEFAULT = 256 B)."""
+SHARED_WRAM_BYTES = 1024
+"""Shared WRAM: partial dot products, label cache, flags."""
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    mram_fixed_bytes: int
+    """Per DPU, independent of the rows it holds."""
+    mram_per_row_bytes: int
+    mram_bytes: int
+    wram_bytes: int
+
+
+def footprint(w: Workload) -> Footprint:
+    ds = w.dataset
+    d = ds.features
+    model = d * 4 + (8 if ds.bias_separate else 0)
+    accumulators = d * (4 if ds.layout == "dense" else 8)
+    admm_c = d * 4 if w.optimizer == "admm" else 0
+    lut = LUT_BYTES if w.model == "lr" else 0
+    fixed = model + accumulators + admm_c + lut
+    per_row = ds.row_bytes + ds.label_bytes
+    if ds.layout == "dense":
+        d_t = -(-d // w.tasklets)
+        block = min(K.dense_block_bytes, d_t * 4)
+        per_tasklet = d_t * ds.bytes_per_value + (3 if w.optimizer == "admm" else 2) * block + 16
+    else:
+        q = -(-ds.nonzeros_per_row // w.tasklets)
+        per_tasklet = 8 * -(-q * 4 // 8) + 8 + K.dense_block_bytes + K.sparse_dense_block_bytes + 8
+        per_tasklet += K.dense_block_bytes if w.optimizer == "admm" else 0
+    wram = w.tasklets * (per_tasklet + STACK_BYTES_PER_TASKLET) + SHARED_WRAM_BYTES
+    return Footprint(fixed, per_row, fixed + per_row * w.rows_per_dpu, wram)
+
+
+def check(w: Workload, hw: HardwareSpec) -> Footprint:
+    """Raise a one-line error naming the numbers (and the smallest DPU count that fits) if ``w`` does not
+    fit ``hw``; return the footprint otherwise."""
+    if w.dpus > hw.dpus_available:
+        raise SpecError(f"--dpus {w.dpus} exceeds the {hw.dpus_available} DPUs of {hw.name}; "
+                        f"use at most {hw.dpus_available}")
+    if w.tasklets > hw.max_tasklets:
+        raise SpecError(f"--tasklets {w.tasklets} exceeds the {hw.max_tasklets} hardware threads of {hw.name}")
+    fp = footprint(w)
+    if fp.wram_bytes > hw.wram_bytes:
+        raise CapacityError(f"WRAM buffers of {w.tasklets} tasklets need {fp.wram_bytes:,} B but a DPU of "
+                            f"{hw.name} has {hw.wram_bytes:,} B; use fewer --tasklets")
+    if fp.mram_bytes > hw.mram_bytes:
+        raise CapacityError(_mram_message(w, hw, fp))
+    return fp
+
+
+def _mram_message(w: Workload, hw: HardwareSpec, fp: Footprint) -> str:
+    have = f"{fp.mram_bytes / MiB:.1f} MiB per DPU but a DPU of {hw.name} has {hw.mram_bytes / MiB:.0f} MiB"
+    room = hw.mram_bytes - fp.mram_fixed_bytes
+    if room <= 0:
+        return f"the model and buffers alone need {have}; a smaller model is needed"
+    max_rows = room // fp.mram_per_row_bytes
+    if w.scaling == "weak":
+        return f"{w.rows_per_dpu:,} rows need {have}; at most {max_rows:,} rows per DPU fit"
+    rows = w.train_rows
+    n = -(-rows // max_rows)
+    while n <= hw.dpus_available and rows % n:
+        n += 1
+    fix = f"use --dpus {n} or more" if n <= hw.dpus_available else "no DPU count of this system fits"
+    return f"{w.rows_per_dpu:,} rows per DPU need {have}; {fix}"

@@ -1,0 +1,220 @@
+"""Training data as the DPUs hold it: contiguous per-DPU shards of Q1.31 dense rows or 39-slot ELL rows.
+
+A data source gives rows ``[start, stop)`` of every DPU's shard at once (leading DPU axis). Synthetic
+sources are seeded and generated in fixed blocks, so the whole dataset is never materialized as int64.
+Readers: svmlight/LIBSVM text (the format Criteo is distributed in) and dense ``.npy``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import DataError
+from . import fixedpoint as fx
+
+CRITEO_ACTIVE = 39
+CRITEO_POSITIVE_FRACTION = 0.0342
+
+
+class Shards(Protocol):
+    layout: str
+    n_dpus: int
+    rows_per_dpu: int
+    features: int
+    """dense: features per row (padded); sparse: hashed features (the bias slot sits at this index)."""
+
+    def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]: ...
+
+
+@dataclass
+class ArrayShards:
+    """In-memory shards: x (D, rows, d) uint32 or (D, rows, z) int32 indices; y (D, rows) uint8."""
+
+    x: NDArray
+    y: NDArray[np.uint8]
+    layout: str
+    features: int
+
+    @property
+    def n_dpus(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def rows_per_dpu(self) -> int:
+        return int(self.x.shape[1])
+
+    def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]:
+        return self.x[:, start:stop], self.y[:, start:stop]
+
+
+def pad_features(x: NDArray[np.uint32], multiple: int) -> NDArray[np.uint32]:
+    """Zero-pad the feature axis to a multiple (the kernels need d divisible by tasklets x 128)."""
+    d = x.shape[-1]
+    pad = (-d) % multiple
+    return x if pad == 0 else np.concatenate([x, np.zeros((*x.shape[:-1], pad), np.uint32)], axis=-1)
+
+
+def shard(x: NDArray, y: NDArray, n_dpus: int, layout: str, features: int, pad_multiple: int = 2048
+          ) -> ArrayShards:
+    """Contiguous blocks of m // N rows per DPU (the remainder rows are dropped, as the study sizes m)."""
+    per = x.shape[0] // n_dpus
+    if per == 0:
+        raise DataError(f"{x.shape[0]} rows cannot feed {n_dpus} DPUs; use fewer --dpus")
+    xs = x[: per * n_dpus].reshape(n_dpus, per, *x.shape[1:])
+    if layout == "dense":
+        xs = pad_features(xs, pad_multiple)
+        features = xs.shape[-1]
+    return ArrayShards(xs, np.asarray(y[: per * n_dpus], np.uint8).reshape(n_dpus, per), layout, features)
+
+
+def check_labels(y: NDArray) -> NDArray[np.uint8]:
+    """Labels must be binary: {0, 1} or {-1, +1}."""
+    values = set(np.unique(y).tolist())
+    if not values <= {0, 1} and not values <= {-1, 1}:
+        raise DataError(f"labels must be binary (0/1 or -1/+1), found {sorted(values)[:5]}; map them to two classes")
+    return (np.asarray(y) > 0).astype(np.uint8)
+
+
+# ---------------------------------------------------------------- synthetic YFCC-like (dense)
+@dataclass
+class SyntheticDense:
+    """YFCC-like ReLU features: x_j = max(0, a_j + (2y-1) u_j + s e), min-max scaled by a fixed per-feature
+    cap (values clipped to [0, 1], so exact 0s and 1s both occur), balanced labels, 5 % label noise."""
+
+    n_dpus: int
+    rows_per_dpu: int
+    features: int = 4096
+    seed: int = 0
+    block: int = 64
+    layout: str = "dense"
+
+    def __post_init__(self) -> None:
+        rng = np.random.default_rng([self.seed, 1])
+        self._a = rng.normal(-0.4, 0.5, self.features).astype(np.float32)
+        self._u = (rng.normal(0.0, 1.0, self.features) * 0.9 / np.sqrt(self.features) * 2.5).astype(np.float32)
+        self._cap = (np.maximum(self._a, 0) + np.abs(self._u) + 2.5).astype(np.float32)
+        self._cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]]] = {}
+
+    def _make(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+        rng = np.random.default_rng([self.seed, 2, blk])
+        n = min(self.block, self.rows_per_dpu - blk * self.block)
+        y = (rng.permuted(np.arange(self.n_dpus * n).reshape(self.n_dpus, n) % 2, axis=1)).astype(np.uint8)
+        flip = rng.random(y.shape) < 0.05
+        sign = (2.0 * (y ^ flip) - 1.0).astype(np.float32)
+        h = rng.standard_normal((self.n_dpus, n, self.features), dtype=np.float32)
+        h += self._a
+        h += sign[:, :, None] * self._u
+        np.maximum(h, 0, out=h)
+        h /= self._cap
+        np.minimum(h, 1.0, out=h)
+        return (h.astype(np.float64) * fx.ONE).astype(np.uint32), y
+
+    def rows(self, start: int, stop: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+        first, last = start // self.block, (stop - 1) // self.block
+        parts = []
+        for blk in range(first, last + 1):
+            if blk not in self._cache:
+                self._cache = {blk: self._make(blk)}
+            parts.append(self._cache[blk])
+        x = np.concatenate([p[0] for p in parts], axis=1)
+        y = np.concatenate([p[1] for p in parts], axis=1)
+        off = first * self.block
+        return x[:, start - off:stop - off], y[:, start - off:stop - off]
+
+
+# ---------------------------------------------------------------- synthetic Criteo-like (sparse)
+def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0, chunk: int = 1 << 16,
+                     positive_fraction: float = CRITEO_POSITIVE_FRACTION) -> tuple[NDArray[np.int32], NDArray[np.uint8]]:
+    """Criteo-like rows: 39 categorical fields hashed into disjoint index ranges of [1, features) (so the
+    39 indices of a row are distinct), Zipf-distributed values, labels from a logistic model whose
+    intercept gives the requested positive rate. Generated in chunks of ``chunk`` rows."""
+    rng = np.random.default_rng([seed, 3])
+    width = (features - 1) // CRITEO_ACTIVE
+    if width < 2:
+        raise DataError(f"--features {features} is too small for {CRITEO_ACTIVE} distinct active features")
+    theta = rng.normal(0.0, 0.35, features).astype(np.float32)
+    mult = rng.integers(1, width, CRITEO_ACTIVE) | 1
+    offsets = 1 + np.arange(CRITEO_ACTIVE) * width
+    idx = np.empty((n_rows, CRITEO_ACTIVE), np.int32)
+    score = np.empty(n_rows, np.float32)
+    for lo in range(0, n_rows, chunk):
+        crng = np.random.default_rng([seed, 4, lo // chunk])
+        n = min(chunk, n_rows - lo)
+        rank = np.minimum(crng.zipf(1.3, (n, CRITEO_ACTIVE)), width)
+        idx[lo:lo + n] = offsets + (rank * mult) % width
+        score[lo:lo + n] = theta[idx[lo:lo + n]].sum(axis=1) + crng.logistic(0, 0.6, n)
+    cut = np.quantile(score[: min(n_rows, 200_000)], 1.0 - positive_fraction)
+    return idx, (score > cut).astype(np.uint8)
+
+
+# ---------------------------------------------------------------- readers
+def read_svmlight(path: str | Path, max_active: int = CRITEO_ACTIVE) -> tuple[list[NDArray], NDArray[np.uint8], int]:
+    """Read an svmlight/LIBSVM file: ``label idx:value ...`` with 1-based or 0-based integer indices.
+    Returns (per-row index arrays, labels, largest index + 1). Errors name the line."""
+    rows: list[NDArray] = []
+    labels: list[float] = []
+    top = 0
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror}; check the path") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            idx, label = _parse_svmlight_line(text, number, path, max_active)
+            rows.append(idx)
+            labels.append(label)
+            top = max(top, int(idx.max()) + 1 if idx.size else 0)
+    if not rows:
+        raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
+    return rows, check_labels(np.asarray(labels)), top
+
+
+def _parse_svmlight_line(text: str, number: int, path: str | Path, max_active: int) -> tuple[NDArray, float]:
+    parts = text.split()
+    try:
+        label = float(parts[0])
+        pairs = [p.split(":", 1) for p in parts[1:]]
+        idx = np.array([int(i) for i, _ in pairs], dtype=np.int64)
+        [float(v) for _, v in pairs]
+    except (ValueError, IndexError):
+        raise DataError(f"{path}:{number}: malformed svmlight line; expected 'label index:value ...'") from None
+    if idx.size and idx.min() < 0:
+        raise DataError(f"{path}:{number}: negative feature index {int(idx.min())}")
+    if len(set(idx.tolist())) != idx.size:
+        raise DataError(f"{path}:{number}: repeated feature index; the kernels need distinct indices per row")
+    if idx.size > max_active:
+        raise DataError(f"{path}:{number}: {idx.size} features but the ELL layout holds {max_active} per row")
+    return idx, label
+
+
+def ell_from_rows(rows: list[NDArray], slots: int = CRITEO_ACTIVE) -> NDArray[np.int32]:
+    """Fixed-width ELL rows; short rows are padded with index 0 (w[0] is kept at 0 by the host)."""
+    out = np.zeros((len(rows), slots), np.int32)
+    for i, r in enumerate(rows):
+        out[i, : r.size] = r
+    return out
+
+
+def read_npy(path: str | Path) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+    """A dense ``.npy`` array whose last column is the label; features must lie in [0, 1]."""
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read {path} as .npy: {exc}") from None
+    if arr.ndim != 2 or arr.shape[1] < 2:
+        raise DataError(f"{path}: expected a 2-D array (rows x (features + label)), got shape {arr.shape}")
+    return fx.quantize_unit(arr[:, :-1]), check_labels(np.asarray(arr[:, -1]))
+
+
+def train_test_split(n_rows: int, test_fraction: float, rng: np.random.Generator) -> tuple[NDArray, NDArray]:
+    order = rng.permutation(n_rows)
+    n_test = int(round(n_rows * test_fraction))
+    return np.sort(order[n_test:]), np.sort(order[:n_test])

@@ -1,0 +1,127 @@
+"""Turn one emulated local step into trace events, following the kernels' control flow
+(``pimmodel.kernelspec.PROFILE``) plus the data-dependent counts measured by the kernels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..kernelspec import PROFILE as K
+from .kernels import KernelStats
+from .trace import Trace
+
+SIGMOID_OPS = {"float_convert": 3, "float_div": 1, "float_mul": 2, "double_add": 1, "double_div": 1}
+"""(float) z; / 2^31; * log2(e); * ln 2; float -> double; 1.0 + e; 2^31 / (...); double -> int64."""
+
+
+def _blocks(total_bytes: int, block: int) -> tuple[int, int]:
+    n = -(-total_bytes // block)
+    return n, total_bytes // n
+
+
+def serial_section(tr: Trace, model: str, samples: int) -> None:
+    """Tasklet 0 between the two per-sample barriers (reduction, then sigmoid + LUT read or margin test)."""
+    t = tr.tasklets
+    tr.add("serial_ops", "int64_add", samples * t)
+    extra = K.sigmoid_integer_instructions if model == "lr" else K.svm_margin_instructions
+    tr.add("serial_ops", "bookkeeping", samples * (t * K.reduce_instructions_per_tasklet + extra))
+    if model == "lr":
+        for name, n in SIGMOID_OPS.items():
+            tr.add("serial_ops", name, samples * n)
+        tr.add("dmas", ("read", K.lut_read_bytes, 1), samples)
+    tr.add("events", "serial_sections", samples)
+    tr.add("events", "barriers", samples * K.barriers_per_sample)
+    tr.add("events", "samples", samples)
+
+
+def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update: bool, admm: bool) -> None:
+    """One local step of the dense kernels on every DPU (b samples of d features)."""
+    t, n = tr.tasklets, b * d
+    hits = stats.margin_hits.astype(np.float64)
+    tr.add("ops", "mul64", n * (2 if model == "lr" else 1))
+    tr.add("ops", "mul64_bytes", stats.dot_mul_bytes + stats.grad_mul_bytes)
+    tr.add("ops", "int64_shift", n * (2 if model == "lr" else 1))
+    tr.add("ops", "int64_add", n)
+    if model == "lr":
+        tr.add("ops", "int32_add", n)
+        book = n * (K.dot_loop_instructions + K.grad_lr_loop_instructions)
+    else:
+        tr.add("ops", "int32_shift", n)
+        tr.add("ops", "int32_add", hits * d)
+        book = n * (K.dot_loop_instructions + K.grad_svm_loop_instructions) + hits * d * K.grad_svm_hit_instructions
+    tr.add("ops", "bookkeeping", book + b * t * K.sample_overhead_instructions
+           + d * K.zero_loop_instructions + t * K.step_overhead_instructions)
+    d_t = d // t
+    x_n, x_b = _blocks(d_t * 4, 2048)
+    blk_n, blk_b = _blocks(d_t * 4, K.dense_block_bytes)
+    tr.add("dmas", ("read", x_b, t), b * x_n * t)
+    tr.add("dmas", ("read", blk_b, t), b * 2 * blk_n * t)
+    tr.add("dmas", ("write", blk_b, t), (b + 1) * blk_n * t)  # accumulators per sample + zeroing
+    lab_n, lab_b = _blocks(8 * math.ceil(b * 4 / 8), 2048)
+    tr.add("dmas", ("read", lab_b, 1), lab_n)
+    if update:
+        _dense_update_events(tr, d, admm, blk_n, blk_b)
+    serial_section(tr, model, b)
+    _step_events(tr, stats, admm)
+
+
+def _dense_update_events(tr: Trace, d: int, admm: bool, blk_n: int, blk_b: int) -> None:
+    t = tr.tasklets
+    tr.add("ops", "int32_shift", d)
+    tr.add("ops", "int64_shift", d)
+    tr.add("ops", "int64_add", 2 * d)
+    tr.add("ops", "bookkeeping", d * (K.update_loop_instructions + (K.admm_update_extra_instructions if admm else 0)))
+    tr.add("dmas", ("read", blk_b, t), (3 if admm else 2) * blk_n * t)
+    tr.add("dmas", ("write", blk_b, t), blk_n * t)
+
+
+def _step_events(tr: Trace, stats: KernelStats, admm: bool) -> None:
+    tr.add("events", "barriers", K.barriers_per_step + (K.admm_extra_barriers_per_step if admm else 0))
+    tr.add("events", "margin_hits", stats.margin_hits)
+    tr.add("events", "steps", 1)
+    if stats.acc_writes.size:
+        tr.add("events", "acc_writes", stats.acc_writes)
+        tr.add("events", "acc_skipped", stats.acc_skipped)
+
+
+def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_index: int, model: str,
+                update: bool, admm: bool) -> None:
+    """One local step of the sparse kernels: b samples of z active slots, model length d."""
+    t = tr.tasklets
+    hits = stats.margin_hits.astype(np.float64) if model == "svm" else float(b)
+    tr.add("ops", "int64_add", b * z + hits * z)
+    tr.add("ops", "bookkeeping", b * z * K.sparse_slot_instructions + hits * z * K.sparse_grad_slot_instructions
+           + b * t * K.sample_overhead_instructions + t * K.step_overhead_instructions)
+    q_hi, n_hi = -(-z // t), z % t or t
+    for q, n in ((q_hi, n_hi), (z // t, t - n_hi)):
+        if n and q:
+            tr.add("dmas", ("read", 8 * math.ceil(q * 4 / 8), t), b * n)
+    conc = max(1, round(z / q_hi))
+    tr.add("dmas", ("read", K.sparse_access_bytes, conc), b * (2 * z + 1))  # w gathers, accumulator reads
+    tr.add("dmas", ("write", K.sparse_access_bytes, conc), stats.acc_writes + b)  # + the bias accumulator
+    tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1)  # the bias weight, once per step
+    tr.add("dmas", ("read", K.sparse_label_block_bytes, 1), -(-b // (K.sparse_label_block_bytes // 4)))
+    zero_n, zero_b = _blocks(d * 8 // t, K.sparse_dense_block_bytes)
+    tr.add("dmas", ("write", zero_b, t), zero_n * t)
+    tr.add("ops", "bookkeeping", zero_n * t * 3 + t * (K.sparse_dense_block_bytes // 8) * K.zero_loop_instructions)
+    if update:
+        upd = -(-(bias_index + 1) // (K.dense_block_bytes // 4))
+        tr.add("ops", "int64_shift", 2 * (bias_index + 1))
+        tr.add("ops", "int64_add", 2 * (bias_index + 1))
+        tr.add("ops", "bookkeeping", (bias_index + 1) * (K.update_loop_instructions
+                                                         + (K.admm_update_extra_instructions if admm else 0)))
+        tr.add("dmas", ("read", K.dense_block_bytes, t), upd * (2 if admm else 1))
+        tr.add("dmas", ("read", K.sparse_dense_block_bytes, t), upd)
+        tr.add("dmas", ("write", K.dense_block_bytes, t), upd)
+    serial_section(tr, model, b)
+    _step_events(tr, stats, admm)
+
+
+def launch(tr: Trace, dense: bool) -> None:
+    """Kernel start/end barriers; the dense kernels' tasklet 15 reads and writes the int64 bias."""
+    tr.launches += 1
+    tr.add("events", "barriers", K.barriers_per_launch)
+    if dense:
+        tr.add("dmas", ("read", 8, 1), 1)
+        tr.add("dmas", ("write", 8, 1), 1)

@@ -1,0 +1,310 @@
+"""The DPU kernels of the PIM-Opt study, vectorized across a DPU axis (and across the samples of a batch).
+
+Arrays carry a leading DPU axis D. A local batch is ``(D, b, d)`` uint32 Q1.31 features (dense layout) or
+``(D, b, z)`` feature indices (sparse ELL layout; the byte offset the DPU uses is 4 x index), with labels
+``(D, b)`` in {0, 1}. The weights are fixed during a local step, so the dot products of a whole batch are
+computed at once; the gradient accumulators are sums over the batch (int32 sums wrap modulo 2^32 exactly
+as the sequential C loop does). The only order-dependent rule, the sparse kernels' "skip an accumulator
+that currently equals -1", is reproduced with per-index prefix sums in sample order.
+
+Each function returns, besides the numbers, the data-dependent event counts per DPU (``KernelStats``):
+significant bytes of the software multiplies, SVM margin hits, accumulator writes and skips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import fixedpoint as fx
+from .lut import sigmoid, sigmoid_q31
+
+CHUNK_ELEMENTS = 1 << 21
+"""Dense work is done in sample chunks of at most this many D x b x d elements (memory bound)."""
+SVM_MARGIN_Q31 = 1 << 16
+"""The artifact's CONSTRAINT: 2^-15 in real units (the comments say 0.5)."""
+SVM_MARGIN_INTENDED_Q31 = 1 << 30
+CLASS_WEIGHT_NEG_SHIFT = 1
+CLASS_WEIGHT_POS_FACTOR = 15
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """What a kernel needs besides the data: model, arithmetic and the shift hyper-parameters."""
+
+    model: str
+    learning_rate_shift: int
+    reg_shift: int
+    fixed: bool = True
+    svm_margin_q31: int = SVM_MARGIN_Q31
+
+    @property
+    def eta(self) -> float:
+        return 2.0 ** -self.learning_rate_shift
+
+    @property
+    def decay_shift(self) -> int:
+        return self.learning_rate_shift + self.reg_shift
+
+
+@dataclass
+class KernelStats:
+    """Data-dependent counts of one local batch, per DPU (arrays of shape (D,))."""
+
+    dot_mul_bytes: NDArray[np.int64]
+    grad_mul_bytes: NDArray[np.int64]
+    margin_hits: NDArray[np.int64]
+    acc_writes: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    acc_skipped: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def _zeros(n: int) -> NDArray[np.int64]:
+    return np.zeros(n, dtype=np.int64)
+
+
+# ---------------------------------------------------------------- dense (YFCC-like) layout
+def _dense_dot(xi: NDArray[np.int64], w: NDArray[np.int64]) -> NDArray[np.int64]:
+    """sum_j floor(x_ij * w_j / 2^31) per sample: (D, c, d) x (D, d) -> (D, c)."""
+    prod = xi * w[:, None, :]
+    prod >>= fx.SHIFT
+    return prod.sum(axis=2)
+
+
+def _mul_bytes(x: NDArray[np.uint32], w_abs: NDArray[np.int64], e_abs: NDArray[np.int64] | None
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Sum over the terms of the significant bytes of min(|a|, |b|) for the dot (x, w) and gradient (x, e)
+    multiplies, per DPU: sb(min(a, b)) = sum_k [a > t_k][b > t_k] with t_k = 2^(8k) - 1."""
+    dot = _zeros(x.shape[0])
+    grad = _zeros(x.shape[0])
+    for thr in fx.BYTE_THRESHOLDS:
+        over = x > thr
+        dot += np.count_nonzero(over & (w_abs > thr)[:, None, :], axis=(1, 2))
+        if e_abs is not None:
+            grad += (np.count_nonzero(over, axis=2) * (e_abs > thr)).sum(axis=1)
+    return dot, grad
+
+
+def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[np.uint32],
+                      y: NDArray[np.uint8], cfg: KernelConfig
+                      ) -> tuple[NDArray[np.int64], NDArray[np.int64], KernelStats]:
+    """One local batch of the dense kernels: the int32 accumulators a (D, d) and the int64 bias
+    accumulator (D,), both already eta-scaled (before the division by b)."""
+    n_dpus, b, d = x.shape
+    acc = np.zeros((n_dpus, d), dtype=np.int64)
+    bias_acc = _zeros(n_dpus)
+    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), _zeros(n_dpus))
+    w_abs = np.abs(w)
+    step = max(1, CHUNK_ELEMENTS // max(1, n_dpus * d))
+    for lo in range(0, b, step):  # memory-bounding chunks; each chunk is vectorized
+        xc, yc = x[:, lo:lo + step], y[:, lo:lo + step].astype(np.int64)
+        xi = xc.astype(np.int64)
+        z = _dense_dot(xi, w) + bias[:, None]
+        if cfg.model == "lr":
+            e = sigmoid_q31(z) - yc * fx.ONE
+            g = xi * e[:, :, None]
+            g >>= fx.SHIFT + cfg.learning_rate_shift
+            if cfg.learning_rate_shift == 0:
+                g = fx.wrap_int32(g)
+            g[g == -1] = 0
+            acc += g.sum(axis=1)
+            bias_acc += fx.shift_guard(e, cfg.learning_rate_shift).sum(axis=1)
+            dot_b, grad_b = _mul_bytes(xc, w_abs, np.abs(e))
+        else:
+            hit, sign = _svm_hits(z, yc, cfg)
+            term = fx.shift_guard(fx.wrap_int32(xi), cfg.learning_rate_shift).astype(np.float64)
+            coeff = (hit * sign).astype(np.float64)  # exact in float64: |sum| < 2^53
+            acc += np.matmul(coeff[:, None, :], term)[:, 0, :].astype(np.int64)
+            bias_acc += (hit * sign).sum(axis=1) * int(fx.shift_guard(fx.ONE >> cfg.learning_rate_shift, 0))
+            stats.margin_hits += hit.sum(axis=1)
+            dot_b, grad_b = _mul_bytes(xc, w_abs, None)
+        stats.dot_mul_bytes += dot_b
+        stats.grad_mul_bytes += grad_b
+    return fx.wrap_int32(acc), bias_acc, stats
+
+
+def _svm_hits(z: NDArray[np.int64], y: NDArray[np.int64], cfg: KernelConfig
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Margin test on y*z (z negated for y = -1) and the gradient sign (-1 for y = +1, +1 for y = -1)."""
+    yz = np.where(y == 1, z, -z)
+    hit = (yz < cfg.svm_margin_q31).astype(np.int64)
+    return hit, np.where(y == 1, -1, 1)
+
+
+def dense_update_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], acc: NDArray[np.int64],
+                       bias_acc: NDArray[np.int64], batch_log2: int, cfg: KernelConfig,
+                       c: NDArray[np.int64] | None = None
+                       ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The DPU's local update (MA-SGD, ADMM). The int32 accumulator is shifted as int32; the bias gets no
+    decay. Returns (w, bias, saturated weights per DPU)."""
+    base = w if c is None else w + c
+    g = fx.guard(fx.wrap_int32(acc >> batch_log2))
+    raw = w - g - fx.shift_guard(base, cfg.decay_shift)
+    new_w = fx.clamp(raw)
+    new_bias = fx.clamp64(bias - fx.shift_guard(bias_acc, batch_log2))
+    saturated = np.count_nonzero((raw > fx.ONE) | (raw < -fx.ONE), axis=1)
+    return new_w, new_bias, saturated.astype(np.int64)
+
+
+def dense_batch_float(w: NDArray[np.float64], bias: NDArray[np.float64], x: NDArray[np.uint32],
+                      y: NDArray[np.uint8], cfg: KernelConfig
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], KernelStats]:
+    """float64 mode: the same batch without quantization (eta-scaled sums, real units)."""
+    n_dpus = x.shape[0]
+    xr = x.astype(np.float64) / fx.ONE
+    z = np.matmul(xr, w[:, :, None])[:, :, 0] + bias[:, None]
+    yf = y.astype(np.float64)
+    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), _zeros(n_dpus))
+    if cfg.model == "lr":
+        coeff = cfg.eta * (sigmoid(z) - yf)
+    else:
+        sign = np.where(y == 1, 1.0, -1.0)
+        hit = sign * z < cfg.svm_margin_q31 / fx.ONE
+        coeff = -cfg.eta * sign * hit
+        stats.margin_hits += hit.sum(axis=1)
+    acc = np.matmul(coeff[:, None, :], xr)[:, 0, :]
+    return acc, coeff.sum(axis=1), stats
+
+
+def update_float(w: NDArray[np.float64], acc: NDArray[np.float64], batch: int, cfg: KernelConfig,
+                 c: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """w - a / b - eta * lambda * (w [+ c]) in real arithmetic."""
+    base = w if c is None else w + c
+    return w - acc / batch - 2.0 ** -cfg.decay_shift * base
+
+
+# ---------------------------------------------------------------- sparse (Criteo-like) ELL layout
+@dataclass
+class SparseAcc:
+    """Int64 accumulators of a sparse batch, stored sparsely: flat keys ``dpu * d + index`` -> value."""
+
+    keys: NDArray[np.int64]
+    values: NDArray[np.int64]
+    bias: NDArray[np.int64]
+    """the bias slot's accumulator per DPU (the kernels treat it separately: no -1 skip)."""
+
+
+def _sparse_dot(w: NDArray, idx: NDArray, bias_index: int) -> NDArray:
+    rows = np.arange(w.shape[0])[:, None, None]
+    return w[rows, idx].astype(w.dtype if w.dtype == np.float64 else np.int64).sum(axis=2) + w[:, bias_index][:, None]
+
+
+def _sparse_scalars_fixed(z: NDArray[np.int64], y: NDArray[np.int64], cfg: KernelConfig
+                          ) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.int64]]:
+    """Per sample: the class-weighted value added to each active accumulator, whether the accumulator
+    is written, and the SVM margin hits."""
+    if cfg.model == "lr":
+        s0 = (sigmoid_q31(z) - y * fx.ONE) >> cfg.learning_rate_shift
+        hit = np.ones(z.shape, dtype=np.int64)
+    else:
+        s0 = np.full(z.shape, fx.ONE >> cfg.learning_rate_shift, dtype=np.int64)
+        hit, _ = _svm_hits(z, y, cfg)
+    weighted = np.where(y == 0, s0 >> CLASS_WEIGHT_NEG_SHIFT, CLASS_WEIGHT_POS_FACTOR * s0)
+    s = np.where(s0 == -1, s0, np.where(weighted == -1, s0, weighted))
+    if cfg.model == "lr":
+        return s, s != -1, hit
+    value = np.where(s == -1, 0, np.where(y == 1, -s, s))
+    return value, hit.astype(bool), hit
+
+
+def _absorbing_sums(keys: NDArray[np.int64], values: NDArray[np.int64]
+                    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Sequential accumulation where an accumulator equal to -1 is never written again.
+
+    ``keys``/``values`` are in execution order. Returns (unique keys, final values, written mask in sorted
+    order, sort order)."""
+    order = np.argsort(keys, kind="stable")
+    ks, vs = keys[order], values[order]
+    start = np.ones(ks.size, dtype=bool)
+    start[1:] = ks[1:] != ks[:-1]
+    seg = np.cumsum(start) - 1
+    cs = np.cumsum(vs)
+    first = np.flatnonzero(start)
+    prefix = cs - (cs[first] - vs[first])[seg]
+    is_m1 = prefix == -1
+    # an entry is skipped when an earlier entry of its segment left the accumulator at -1
+    seen = np.cumsum(is_m1) - np.concatenate(([0], np.cumsum(is_m1)[first[1:] - 1]))[seg]
+    written = ~((seen - is_m1) > 0)
+    ends = np.concatenate((first[1:], [ks.size])) - 1
+    totals = np.where(np.add.reduceat(is_m1, first) > 0, -1, prefix[ends]) if ks.size else prefix[:0]
+    return ks[first], totals, written, order
+
+
+def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArray[np.uint8], bias_index: int,
+                       cfg: KernelConfig) -> tuple[SparseAcc, KernelStats]:
+    """One local batch of the sparse kernels (class-weighted LR or SVM, int64 accumulators)."""
+    n_dpus, b, z_slots = idx.shape
+    d = w.shape[1]
+    yi = y.astype(np.int64)
+    z = _sparse_dot(w, idx, bias_index)
+    value, active, hit = _sparse_scalars_fixed(z, yi, cfg)
+    flat = (np.arange(n_dpus, dtype=np.int64)[:, None, None] * d + idx).reshape(-1)
+    mask = np.broadcast_to(active[:, :, None], idx.shape).reshape(-1)
+    vals = np.broadcast_to(value[:, :, None], idx.shape).reshape(-1)[mask]
+    keys, totals, written, order = _absorbing_sums(flat[mask], vals)
+    writes = np.bincount(flat[mask][order] // d, weights=written, minlength=n_dpus).astype(np.int64)
+    attempted = np.count_nonzero(active, axis=1) * z_slots
+    bias_add = np.where(active | (cfg.model == "svm"), np.where(active, value, 0), 0).sum(axis=1)
+    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), hit.sum(axis=1),
+                        acc_writes=writes, acc_skipped=b * z_slots - writes)
+    stats.acc_skipped = stats.acc_skipped - (b * z_slots - attempted) * (cfg.model == "svm")
+    return SparseAcc(keys, totals, bias_add.astype(np.int64)), stats
+
+
+def sparse_update_fixed(w: NDArray[np.int32], acc: SparseAcc, batch_log2: int, bias_index: int,
+                        cfg: KernelConfig, c: NDArray[np.int32] | None = None
+                        ) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
+    """The DPU's dense update sweep over weights [0, bias_index] (the bias without decay); weights past
+    the bias slot are not touched. Processed in DPU chunks to bound memory."""
+    n_dpus, d = w.shape
+    out = w.copy()
+    saturated = _zeros(n_dpus)
+    step = max(1, CHUNK_ELEMENTS * 4 // d)
+    g_all = fx.shift_guard(acc.values, batch_log2)
+    for lo in range(0, n_dpus, step):
+        hi = min(n_dpus, lo + step)
+        wc = w[lo:hi, :bias_index + 1].astype(np.int64)
+        base = wc if c is None else wc + c[lo:hi, :bias_index + 1]
+        dec = fx.shift_guard(base, cfg.decay_shift)
+        dec[:, bias_index] = 0
+        sel = (acc.keys >= lo * d) & (acc.keys < hi * d)
+        k = acc.keys[sel] - lo * d
+        grad = np.zeros_like(wc)
+        grad[k // d, k % d] = g_all[sel]
+        grad[:, bias_index] = fx.shift_guard(acc.bias[lo:hi], batch_log2)
+        raw = wc - grad - dec
+        out[lo:hi, :bias_index + 1] = fx.clamp(raw)
+        saturated[lo:hi] = np.count_nonzero((raw > fx.ONE) | (raw < -fx.ONE), axis=1)
+    return out, saturated
+
+
+def sparse_batch_float(w: NDArray[np.float64], idx: NDArray[np.integer], y: NDArray[np.uint8], bias_index: int,
+                       cfg: KernelConfig) -> tuple[NDArray[np.float64], KernelStats]:
+    """float64 mode of the sparse kernels: dense (D, d) eta-scaled accumulators, bias slot included."""
+    n_dpus, b, _ = idx.shape
+    z = _sparse_dot(w, idx, bias_index)
+    weight = np.where(y == 1, float(CLASS_WEIGHT_POS_FACTOR), 0.5)
+    hit = np.ones(z.shape, dtype=bool)
+    if cfg.model == "lr":
+        value = cfg.eta * weight * (sigmoid(z) - y)
+    else:
+        sign = np.where(y == 1, 1.0, -1.0)
+        hit = sign * z < cfg.svm_margin_q31 / fx.ONE
+        value = -cfg.eta * weight * sign * hit
+    acc = np.zeros_like(w)
+    rows = np.broadcast_to(np.arange(n_dpus)[:, None, None], idx.shape)
+    np.add.at(acc, (rows, idx), np.broadcast_to(value[:, :, None], idx.shape))
+    acc[:, bias_index] += value.sum(axis=1)
+    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), hit.sum(axis=1).astype(np.int64))
+    return acc, stats
+
+
+def sparse_update_float(w: NDArray[np.float64], acc: NDArray[np.float64], batch: int, bias_index: int,
+                        cfg: KernelConfig, c: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    base = w if c is None else w + c
+    dec = 2.0 ** -cfg.decay_shift * base
+    dec[:, bias_index:] = 0.0
+    out = w - acc / batch - dec
+    out[:, bias_index + 1:] = w[:, bias_index + 1:]
+    return out

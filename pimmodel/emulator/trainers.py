@@ -1,0 +1,277 @@
+"""MA-SGD, GA-SGD and ADMM exactly as the study's host drivers run them, on emulated DPUs.
+
+- MA-SGD: every round the host pushes the global model, each DPU runs ONE local step on its next b rows,
+  the host pulls and averages; rounds per epoch = rows per DPU / b.
+- GA-SGD: each DPU accumulates the gradient of B/N rows; the host sums and updates; rounds = m / B.
+- ADMM: one launch per epoch runs a full local pass; the host computes z and the duals once per epoch.
+Partitions are contiguous per DPU and never reshuffled. ``arithmetic="float64"`` runs the same loops
+without quantization (no shifts, guards or clamps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import DataError
+from ..kernelspec import PROFILE as K
+from . import events as ev
+from . import fixedpoint as fx
+from . import host
+from . import kernels as kn
+from .data import Shards
+from .trace import Trace
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    model: str = "lr"
+    optimizer: str = "ma-sgd"
+    batch_size: int = 8
+    global_batch_size: int = 8192
+    learning_rate_shift: int = 6
+    reg_shift: int = 12
+    alpha_shift: int = 4
+    epochs: int = 1
+    arithmetic: str = "fixed"
+    tasklets: int = 16
+    svm_margin: str = "artifact"
+    """'artifact' (2^-15, as the kernels) or 'intended' (0.5, as the comments and baselines)."""
+    admm_consensus: str = "artifact"
+    """'artifact' (the SVM z scale missing a factor N) or 'intended'."""
+
+    def kernel(self) -> kn.KernelConfig:
+        margin = kn.SVM_MARGIN_Q31 if self.svm_margin == "artifact" else kn.SVM_MARGIN_INTENDED_Q31
+        return kn.KernelConfig(self.model, self.learning_rate_shift, self.reg_shift,
+                               self.arithmetic == "fixed", margin)
+
+
+@dataclass
+class Weights:
+    """Decoded global model in real units (what is evaluated)."""
+
+    coef: NDArray[np.float64]
+    intercept: float
+
+
+@dataclass
+class RunResult:
+    weights: Weights
+    epoch_weights: list[Weights] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+
+
+class _State:
+    """Global model on the host and per-DPU local state."""
+
+    def __init__(self, shards: Shards, cfg: TrainConfig) -> None:
+        self.fixed = cfg.arithmetic == "fixed"
+        self.dense = shards.layout == "dense"
+        self.n = shards.n_dpus
+        self.d = shards.features if self.dense else _sparse_length(shards.features, cfg.tasklets)
+        self.bias_index = shards.features
+        dtype = np.int64 if self.fixed and self.dense else (np.int32 if self.fixed else np.float64)
+        self.w = np.zeros(self.d, dtype=dtype)
+        self.bias: Any = np.int64(0) if self.fixed else 0.0
+        self.w_local = np.zeros((self.n, self.d), dtype=dtype)
+        self.b_local = np.zeros(self.n, dtype=np.int64 if self.fixed else np.float64)
+        self.u = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
+        self.c = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
+
+    def decoded(self, w: NDArray, bias: Any) -> Weights:
+        scale = fx.ONE if self.fixed else 1.0
+        if self.dense:
+            return Weights(np.asarray(w, np.float64) / scale, float(bias) / scale)
+        wr = np.asarray(w, np.float64) / scale
+        return Weights(wr[: self.bias_index].copy(), float(wr[self.bias_index]))
+
+
+def _sparse_length(features: int, tasklets: int) -> int:
+    """Model length: features + the bias slot, padded to tasklets x 128 (1,000,001 -> 1,001,472)."""
+    unit = tasklets * (K.dense_block_bytes // 4)
+    return -(-(features + 1) // unit) * unit
+
+
+def check_config(shards: Shards, cfg: TrainConfig) -> int:
+    """Validate the batch sizes against the shards; return the local batch per step."""
+    rows = shards.rows_per_dpu
+    b = cfg.global_batch_size // shards.n_dpus if cfg.optimizer == "ga-sgd" else cfg.batch_size
+    if cfg.optimizer == "ga-sgd" and cfg.global_batch_size % shards.n_dpus:
+        raise DataError(f"--global-batch-size {cfg.global_batch_size} is not a multiple of --dpus {shards.n_dpus}")
+    if b < 1 or b > rows or b & (b - 1):
+        raise DataError(f"local batch {b} must be a power of two between 1 and the {rows} rows per DPU; "
+                        "change --batch-size / --global-batch-size")
+    if shards.dense if hasattr(shards, "dense") else False:
+        pass
+    return b
+
+
+def train(shards: Shards, cfg: TrainConfig, on_epoch: Callable[[int, Weights, Trace], None] | None = None,
+          progress: Progress | None = None) -> RunResult:
+    """Run ``cfg.epochs`` epochs; ``on_epoch(epoch, weights, trace)`` is called after each."""
+    b = check_config(shards, cfg)
+    st = _State(shards, cfg)
+    result = RunResult(weights=st.decoded(st.w, st.bias))
+    steps = shards.rows_per_dpu // b
+    for epoch in range(1, cfg.epochs + 1):
+        tr = Trace(shards.n_dpus, cfg.tasklets, epochs=1)
+        if cfg.optimizer == "admm":
+            weights = _admm_epoch(st, shards, cfg, b, steps, tr, progress)
+        else:
+            weights = _round_epoch(st, shards, cfg, b, steps, tr, progress)
+        result.weights = weights
+        result.epoch_weights.append(weights)
+        result.traces.append(tr)
+        if on_epoch is not None:
+            on_epoch(epoch, weights, tr)
+    return result
+
+
+# ---------------------------------------------------------------- one local step on every DPU
+def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w: NDArray, bias: NDArray,
+                tr: Trace, update: bool) -> tuple[Any, Any]:
+    """Accumulate one batch on every DPU and (MA/ADMM) apply the local update; record its events."""
+    kc = cfg.kernel()
+    x, y = shards.rows(lo, lo + b)
+    admm = cfg.optimizer == "admm"
+    if st.dense:
+        fn = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
+        acc, bacc, stats = fn(w, bias, x, y, kc)
+        ev.dense_step(tr, stats, b, st.d, cfg.model, update, admm)
+        if not update:
+            return acc, bacc
+        if st.fixed:
+            nw, nb, sat = kn.dense_update_fixed(w, bias, acc, bacc, int(math.log2(b)), kc, st.c if admm else None)
+            tr.add("events", "saturated", sat)
+            return nw, nb
+        return kn.update_float(w, acc, b, kc, st.c if admm else None), bias - bacc / b
+    if st.fixed:
+        sacc, stats = kn.sparse_batch_fixed(w, x, y, st.bias_index, kc)
+    else:
+        facc, stats = kn.sparse_batch_float(w, x, y, st.bias_index, kc)
+    ev.sparse_step(tr, stats, b, x.shape[2], st.d, st.bias_index, cfg.model, update, admm)
+    if not update:
+        return (sacc if st.fixed else facc), None
+    if st.fixed:
+        nw, sat = kn.sparse_update_fixed(w, sacc, int(math.log2(b)), st.bias_index, kc, st.c if admm else None)
+        tr.add("events", "saturated", sat)
+        return nw, None
+    return kn.sparse_update_float(w, facc, b, st.bias_index, kc, st.c if admm else None), None
+
+
+def _model_calls(tr: Trace, st: _State, to_pim: bool, vectors: int = 1, element_bytes: int = 4) -> None:
+    for _ in range(vectors):
+        tr.transfer(to_pim, st.d * element_bytes)
+    if st.dense:
+        tr.transfer(to_pim, 8)
+
+
+def _host_work(tr: Trace, st: _State, passes: float, element_bytes: int, thread_rounds: int = 1) -> None:
+    threads = K.dense_host_threads if st.dense else K.sparse_host_threads
+    tr.host(passes * st.n * st.d * element_bytes, passes * st.n * st.d, threads)
+    tr.thread_starts[threads] += thread_rounds
+
+
+# ---------------------------------------------------------------- MA-SGD and GA-SGD
+def _round_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
+                 progress: Progress | None) -> Weights:
+    ga = cfg.optimizer == "ga-sgd"
+    grad_bytes = 8 if (ga and not st.dense) else 4
+    for r in range(steps):
+        w = np.broadcast_to(st.w, (st.n, st.d))
+        bias = np.full(st.n, st.bias, dtype=st.b_local.dtype)
+        _model_calls(tr, st, to_pim=True)
+        ev.launch(tr, st.dense)
+        out_w, out_b = _local_step(st, shards, cfg, r * b, b, w, bias, tr, update=not ga)
+        _model_calls(tr, st, to_pim=False, element_bytes=grad_bytes)
+        if ga:
+            _ga_host(st, cfg, out_w, out_b, b * st.n)
+            _host_work(tr, st, K.ga_host_passes, grad_bytes)
+            tr.host(K.ga_host_update_passes * st.d * 8, K.ga_host_update_passes * st.d,
+                    K.dense_host_threads if st.dense else K.sparse_host_threads)
+        else:
+            _ma_host(st, out_w, out_b)
+            _host_work(tr, st, K.ma_host_passes, 4)
+        tr.rounds += 1
+        if progress is not None:
+            progress(1, steps)
+    return st.decoded(st.w, st.bias)
+
+
+def _zero_pad_slots(st: _State, w: NDArray) -> NDArray:
+    if not st.dense:
+        w[0] = 0
+        w[st.bias_index + 1:] = 0
+    return w
+
+
+def _ma_host(st: _State, w_local: NDArray, b_local: Any) -> None:
+    if st.fixed:
+        st.w = _zero_pad_slots(st, host.average_fixed(w_local).astype(st.w.dtype))
+        if st.dense:
+            st.bias = host.average_bias_fixed(b_local)
+        return
+    st.w = _zero_pad_slots(st, w_local.mean(axis=0))
+    if st.dense:
+        st.bias = float(b_local.mean())
+
+
+def _ga_host(st: _State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -> None:
+    log_b = int(math.log2(global_b))
+    if st.dense:
+        total = acc.sum(axis=0, dtype=np.int64 if st.fixed else np.float64)
+        btotal = bacc.sum()
+    elif st.fixed:
+        total = np.zeros(st.d, np.int64)
+        np.add.at(total, acc.keys % st.d, acc.values)
+        total[st.bias_index] += acc.bias.sum()
+    else:
+        total = acc.sum(axis=0)
+    if st.fixed:
+        nd = None if st.dense else slice(st.bias_index, st.bias_index + 1)
+        st.w = _zero_pad_slots(st, host.ga_update_fixed(st.w.astype(np.int64), total, log_b,
+                                                        cfg.learning_rate_shift + cfg.reg_shift, nd).astype(st.w.dtype))
+        if st.dense:
+            st.bias = np.int64(fx.clamp64(st.bias - fx.shift_guard(btotal, log_b)))
+        return
+    dec = 2.0 ** -(cfg.learning_rate_shift + cfg.reg_shift) * st.w
+    if not st.dense:
+        dec[st.bias_index:] = 0.0
+    st.w = _zero_pad_slots(st, st.w - total / global_b - dec)
+    if st.dense:
+        st.bias = st.bias - btotal / global_b
+
+
+# ---------------------------------------------------------------- ADMM
+def _admm_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
+                progress: Progress | None) -> Weights:
+    _model_calls(tr, st, to_pim=True, vectors=2)
+    ev.launch(tr, st.dense)
+    w, bias = st.w_local, st.b_local
+    for s in range(steps):
+        w, nb = _local_step(st, shards, cfg, s * b, b, w, bias, tr, update=True)
+        bias = nb if st.dense else bias
+        if progress is not None:
+            progress(1, steps)
+    _model_calls(tr, st, to_pim=False)
+    st.w_local, st.b_local = w, bias
+    intended = cfg.admm_consensus == "intended"
+    if st.fixed:
+        kappa = host.admm_kappa(st.n, cfg.reg_shift, cfg.alpha_shift)
+        scale = host.admm_svm_scale(st.n, cfg.reg_shift, cfg.alpha_shift, intended)
+        w_mean, _, st.u, st.c = host.admm_fixed(w, st.u, cfg.model, kappa, scale)
+        b_mean = host.average_bias_fixed(bias) if st.dense else 0
+    else:
+        w_mean, _, st.u, st.c = host.admm_float(w, st.u, cfg.model, st.n, cfg.reg_shift, cfg.alpha_shift, intended)
+        b_mean = float(bias.mean()) if st.dense else 0.0
+    _host_work(tr, st, K.admm_host_passes, 4, thread_rounds=K.admm_host_thread_rounds)
+    tr.rounds += 1
+    st.w, st.bias = _zero_pad_slots(st, np.asarray(w_mean).astype(st.w.dtype)), b_mean
+    return st.decoded(st.w, st.bias)

@@ -59,12 +59,10 @@ def main() -> None:
         raise
     except typer.Abort:
         fail("aborted", 1)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+    except Exception as exc:  # click's usage errors (typer may vendor its own click) arrive here
+        if type(exc).__name__ == "NoArgsIsHelpError":
             raise SystemExit(0) from None
-        if isinstance(exc, click.ClickException):
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             fail(exc.format_message())
         raise
     sys.exit(code if isinstance(code, int) else 0)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import sympy
+from sympy import Expr
 
 from .. import primitives as P
 from ..kernelspec import PROFILE as K
 from .symbols import COEF, HW, WL
 
-Expr = sympy.Expr
 PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
 BYTE_KEYS = ("host_to_pim", "pim_to_host", "mram_to_wram", "wram_to_mram")
 

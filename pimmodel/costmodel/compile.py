@@ -9,6 +9,7 @@ hash of the model's own source files: a later process loads it without importing
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -57,10 +58,8 @@ def _source_key() -> str:
     digest = hashlib.sha256()
     for rel in _MODEL_SOURCES:
         digest.update((root / rel).read_bytes())
-    try:
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         digest.update(importlib.metadata.version("sympy").encode())
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
-        pass
     return digest.hexdigest()[:16]
 
 
@@ -90,7 +89,7 @@ def _load(source: str) -> Callable[..., list[Any]]:
     return namespace["_lambdifygenerated"]
 
 
-@lru_cache(maxsize=None)
+@functools.cache
 def compiled(optimizer: str, model: str, layout: str) -> CompiledModel:
     """The compiled model of one configuration (from the disk cache when the sources are unchanged)."""
     key = (optimizer, model, layout)

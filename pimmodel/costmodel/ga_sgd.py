@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from .. import primitives as P
 from ..kernelspec import PROFILE as K
-from .common import HW, WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, host_threads, model_bytes
+from .common import (
+    HW,
+    WL,
+    EquationSet,
+    HostCall,
+    bias_calls,
+    dpu_sections,
+    host_reduce,
+    host_threads,
+    model_bytes,
+)
 
 
 def equations(model: str, layout: str) -> EquationSet:

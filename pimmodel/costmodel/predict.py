@@ -17,8 +17,8 @@ import numpy as np
 from ..errors import unknown
 from ..specs import HardwareSpec, Workload
 from ..specs.capacity import check
-from .compile import compiled
 from .coefficients import COEFFICIENT_DEFAULTS
+from .compile import compiled
 
 PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
 BYTE_KEYS = ("host_to_pim", "pim_to_host", "mram_to_wram", "wram_to_mram")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 import sympy
 
@@ -24,7 +24,7 @@ def equation_set(optimizer: str, model: str, layout: str) -> EquationSet:
     return EQUATION_SETS[optimizer](model, layout)
 
 
-@lru_cache(maxsize=None)
+@cache
 def expressions(optimizer: str, model: str, layout: str) -> dict[str, sympy.Expr]:
     """Per-epoch expressions (phases in seconds, bytes, rounds) of one configuration."""
     return {k: sympy.sympify(v) for k, v in equation_set(optimizer, model, layout).phase_expressions().items()}

@@ -22,6 +22,9 @@ class HardwareSymbols:
         for f in FIELDS:
             setattr(self, f.name, sympy.Symbol(f.name, positive=True, integer=f.integer or None))
 
+    def __getattr__(self, name: str) -> sympy.Symbol:  # only reached for unknown names (tells mypy the type)
+        raise AttributeError(f"no hardware symbol {name!r}")
+
     def all(self) -> dict[str, sympy.Symbol]:
         return {f.name: getattr(self, f.name) for f in FIELDS}
 

@@ -209,7 +209,9 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
         table = data.get(section, {})
         if not isinstance(table, Mapping):
             raise SpecError(f"{origin}: [{section}] must be a table")
-        allowed = {f.key for f in FIELDS if f.section == section} | ({"topology"} if section == "interconnect" else set())
+        allowed = {f.key for f in FIELDS if f.section == section}
+        if section == "interconnect":
+            allowed.add("topology")
         for key in table:
             if key not in allowed:
                 raise SpecError(f"{origin}: unknown key {section}.{key}{_near(key, allowed)}")
@@ -245,7 +247,7 @@ def to_mapping(spec: HardwareSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"name": spec.name, "description": spec.description}
     for f in FIELDS:
         value = getattr(spec, f.name) / f.scale
-        value = int(round(value)) if f.integer else float(value)
+        value = int(value) if f.integer and float(value).is_integer() else float(value)
         source = spec.sources.get(f.name, "")
         out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
     out["interconnect"]["topology"] = spec.link_topology

@@ -1,0 +1,5 @@
+"""``python -m pimmodel`` runs the CLI."""
+
+from pimmodel.cli import main
+
+main()

@@ -1,0 +1,75 @@
+"""Options shared by several commands, and turning them into specs (no business logic)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Annotated
+
+import typer
+
+from ..errors import SpecError, unknown
+from ..specs import DatasetSpec, HardwareSpec, Workload, load_dataset, load_hardware, study_hyperparams
+
+Hardware = Annotated[str, typer.Option("--hardware", help="Hardware spec: a name in hardware_specs/ or a TOML file.")]
+Dataset = Annotated[str, typer.Option("--dataset", help="yfcc100m-hnfc6, criteo-1tb, or a dataset TOML file.")]
+Model = Annotated[str, typer.Option("--model", help="lr or svm.")]
+Tasklets = Annotated[int, typer.Option("--tasklets", help="Tasklets (hardware threads) per DPU.")]
+Scaling = Annotated[str, typer.Option("--scaling", help="weak (fixed rows per DPU) or strong (fixed dataset).")]
+Epochs = Annotated[int, typer.Option("--epochs", help="Global epochs.")]
+BatchSize = Annotated[int | None, typer.Option("--batch-size", help="Per-DPU mini-batch b of MA-SGD and ADMM "
+                                                "(default: the study's).")]
+GlobalBatch = Annotated[int | None, typer.Option("--global-batch-size", help="Global batch B of GA-SGD "
+                                                  "(default: the study's).")]
+View = Annotated[str, typer.Option("--view", help="wall (kernel wall time, launches included) or breakdown "
+                                   "(the study's instrumented accounting).")]
+Json = Annotated[bool, typer.Option("--json", help="Print the machine-readable record instead of a table.")]
+Features = Annotated[int | None, typer.Option("--features", help="Custom dataset: model length d.")]
+Nonzeros = Annotated[int | None, typer.Option("--nonzeros", help="Custom dataset: active features per row.")]
+RowsPerDpu = Annotated[int | None, typer.Option("--rows-per-dpu", help="Custom dataset: rows per DPU (weak).")]
+Layout = Annotated[str | None, typer.Option("--layout", help="Custom dataset: dense or sparse.")]
+
+
+def dataset_from_options(name: str, features: int | None, nonzeros: int | None, rows_per_dpu: int | None,
+                         layout: str | None) -> DatasetSpec:
+    ds = load_dataset(name)
+    if features is None and nonzeros is None and rows_per_dpu is None and layout is None:
+        return ds
+    layout = layout or ds.layout
+    features = features if features is not None else ds.features
+    if nonzeros is None:
+        nonzeros = features if layout == "dense" else min(ds.nonzeros_per_row, features)
+    rows = rows_per_dpu if rows_per_dpu is not None else ds.rows_per_dpu_weak
+    slots = features if layout == "dense" else max(nonzeros, ds.slots_per_row if ds.layout == "sparse" else nonzeros)
+    try:
+        return replace(ds, name=f"custom({ds.name})", layout=layout, features=features, nonzeros_per_row=nonzeros,
+                       slots_per_row=slots, rows_per_dpu_weak=rows, strong_rows=rows * 256)
+    except TypeError as exc:  # pragma: no cover - dataclass field mismatch
+        raise SpecError(str(exc)) from None
+
+
+def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, tasklets: int, scaling: str,
+                  epochs: int, batch_size: int | None, global_batch: int | None) -> Workload:
+    if model not in ("lr", "svm"):
+        raise unknown("model", model, ("lr", "svm"))
+    if optimizer not in ("ma-sgd", "ga-sgd", "admm"):
+        raise unknown("optimizer", optimizer, ("ma-sgd", "ga-sgd", "admm"))
+    hyper = study_hyperparams(ds, model, optimizer)
+    if batch_size is not None:
+        hyper = replace(hyper, batch_size=batch_size)
+    if global_batch is not None:
+        hyper = replace(hyper, global_batch_size=global_batch)
+    return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper)
+
+
+def hardware(name: str) -> HardwareSpec:
+    return load_hardware(name)
+
+
+def parse_int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise SpecError(f"{option} takes whole numbers separated by commas, e.g. 256,512,1024; got {text!r}") from None
+    if not values:
+        raise SpecError(f"{option} needs at least one value, e.g. 256,512,1024")
+    return values

@@ -1,0 +1,167 @@
+"""``pimmodel predict``, ``pimmodel scale`` and ``pimmodel equations``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import options as O
+
+OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
+
+
+def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
+             scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
+             custom: tuple[int | None, int | None, int | None, str | None]) -> list[dict]:
+    from ..costmodel import predict
+
+    hw = O.hardware(hw_name)
+    ds = O.dataset_from_options(dataset, *custom)
+    records = []
+    for optimizer in optimizers:
+        for n in dpus:
+            w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch)
+            records.append(predict(w, hw, view=view).to_record())
+    return records
+
+
+def predict_command(
+    optimizer: Annotated[str | None, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm; omit to compare "
+                                                  "all three side by side.")] = None,
+    hardware: O.Hardware = "upmem-2556",
+    dataset: O.Dataset = "yfcc100m-hnfc6",
+    model: O.Model = "lr",
+    dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 2048,
+    tasklets: O.Tasklets = 16,
+    scaling: O.Scaling = "weak",
+    epochs: O.Epochs = 10,
+    batch_size: O.BatchSize = None,
+    global_batch_size: O.GlobalBatch = None,
+    view: O.View = "wall",
+    features: O.Features = None,
+    nonzeros: O.Nonzeros = None,
+    rows_per_dpu: O.RowsPerDpu = None,
+    layout: O.Layout = None,
+    json: O.Json = False,
+) -> None:
+    """Predict the time per epoch of each phase, its share, the total and the bottleneck.
+
+    Run bare, it compares MA-SGD, GA-SGD and ADMM for LR on YFCC100M-HNfc6 at 2,048 DPUs (weak scaling)
+    on the upmem-2556 system. --json prints {"points": a list of records}.
+    """
+    optimizers = [optimizer] if optimizer else list(OPTIMIZERS)
+    records = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
+                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout))
+    if json:
+        from ..report.json import emit
+
+        emit({"points": records})
+        return
+    from ..report.tables import comparison_table, print_table
+
+    print_table(comparison_table(records))
+
+
+def _scaling_metrics(records: list[dict]) -> list[dict[str, float]]:
+    base = records[0]
+    out = []
+    for r in records:
+        speedup = base["per_epoch_s"]["total"] / r["per_epoch_s"]["total"]
+        ideal = r["dpus"] / base["dpus"]
+        out.append({"speedup": speedup, "efficiency": speedup / ideal,
+                    "time_growth": r["per_epoch_s"]["total"] / base["per_epoch_s"]["total"]})
+    return out
+
+
+def scale_command(
+    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    dpus: Annotated[str, typer.Option("--dpus", help="Comma-separated DPU counts.")] = "256,512,1024,2048",
+    hardware: O.Hardware = "upmem-2556",
+    dataset: O.Dataset = "yfcc100m-hnfc6",
+    model: O.Model = "lr",
+    tasklets: O.Tasklets = 16,
+    scaling: O.Scaling = "weak",
+    epochs: O.Epochs = 10,
+    batch_size: O.BatchSize = None,
+    global_batch_size: O.GlobalBatch = None,
+    view: O.View = "wall",
+    features: O.Features = None,
+    nonzeros: O.Nonzeros = None,
+    rows_per_dpu: O.RowsPerDpu = None,
+    layout: O.Layout = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count (.png/.svg).")] = None,
+    json: O.Json = False,
+) -> None:
+    """Scaling curve: phases per epoch at each DPU count, with speedup and efficiency (strong scaling) or
+    time growth (weak scaling) relative to the first count. --json prints {"points": a list of records}."""
+    counts = O.parse_int_list(dpus, "--dpus")
+    if plot is not None:
+        from ..report.plots import check_plot_path
+
+        check_plot_path(plot)
+    records = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
+                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout))
+    metrics = _scaling_metrics(records)
+    for r, m in zip(records, metrics, strict=True):
+        r["scaling_metrics"] = m
+    if plot is not None:
+        from ..report.plots import scaling_plot
+
+        scaling_plot(records, plot)
+    if json:
+        from ..report.json import emit
+
+        emit({"points": records})
+        return
+    from ..report.tables import print_table, scaling_table
+
+    print_table(scaling_table(records, metrics))
+    if plot is not None:
+        typer.echo(f"plot written to {plot}", err=True)
+
+
+def equations_command(
+    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    model: O.Model = "lr",
+    dataset: O.Dataset = "yfcc100m-hnfc6",
+    latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX instead of plain text.")] = False,
+    json: O.Json = False,
+) -> None:
+    """The symbolic per-epoch expressions of every phase of one optimizer x model x layout.
+
+    Symbols are named like the hardware spec fields (dpu_clock_hz, ...), the workload (dpus, tasklets,
+    rows_per_dpu, local_batch, features, nonzeros) and the fitted coefficients (dot_mul_bytes, ...).
+    """
+    import sympy
+
+    from ..costmodel.registry import expressions
+    from ..specs import load_dataset
+
+    if optimizer not in OPTIMIZERS:
+        from ..errors import unknown
+
+        raise unknown("optimizer", optimizer, OPTIMIZERS)
+    if model not in ("lr", "svm"):
+        from ..errors import unknown
+
+        raise unknown("model", model, ("lr", "svm"))
+    layout = load_dataset(dataset).layout
+    exprs = expressions(optimizer, model, layout)
+    render = sympy.latex if latex else sympy.sstr
+    rendered = {name: render(e) for name, e in exprs.items()}
+    record = {"optimizer": optimizer, "model": model, "layout": layout, "expressions": rendered}
+    if json:
+        from ..report.json import emit
+
+        emit(record)
+        return
+    for name, text in rendered.items():
+        typer.echo(f"{name} =\n    {text}\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("predict")(predict_command)
+    app.command("scale")(scale_command)
+    app.command("equations")(equations_command)

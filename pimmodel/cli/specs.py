@@ -1,0 +1,74 @@
+"""``pimmodel specs list`` and ``pimmodel specs show NAME``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from . import options as O
+
+specs_app = typer.Typer(help="List and show hardware specifications (hardware_specs/*.toml).",
+                        no_args_is_help=True)
+
+
+@specs_app.command("list")
+def list_command(json: O.Json = False) -> None:
+    """The shipped hardware specs, one line each."""
+    from ..specs import hardware_names, load_hardware
+
+    rows: list[dict[str, Any]] = []
+    for name in hardware_names():
+        hw = load_hardware(name)
+        rows.append({"name": name, "description": hw.description, "dpus": hw.dpus_available,
+                     "clock_hz": hw.dpu_clock_hz})
+    if json:
+        from ..report.json import emit
+
+        emit({"hardware": rows})
+        return
+    from rich.table import Table
+
+    from ..report.tables import print_table
+
+    table = Table(title="hardware specs")
+    for col in ("name", "DPUs", "clock", "description"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], f"{r['dpus']:,}", f"{r['clock_hz'] / 1e6:g} MHz", r["description"])
+    print_table(table)
+
+
+@specs_app.command("show")
+def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML file.")], json: O.Json = False,
+                 toml: Annotated[bool, typer.Option("--toml", help="Print the spec as TOML.")] = False) -> None:
+    """Every constant of one spec with its unit and source."""
+    from ..specs import FIELDS, load_hardware, to_toml
+
+    hw = load_hardware(name)
+    if toml:
+        typer.echo(to_toml(hw), nl=False)
+        return
+    fields: list[dict[str, Any]] = [{"section": f.section, "key": f.key, "value": getattr(hw, f.name) / f.scale,
+               "si_name": f.name, "si_value": getattr(hw, f.name), "source": hw.sources.get(f.name, "")}
+              for f in FIELDS]
+    record = {"name": hw.name, "description": hw.description, "link_topology": hw.link_topology, "fields": fields}
+    if json:
+        from ..report.json import emit
+
+        emit(record)
+        return
+    from rich.table import Table
+
+    from ..report.tables import print_table
+
+    table = Table(title=f"{hw.name}: {hw.description}", caption=f"inter-DPU links: {hw.link_topology}")
+    for col in ("section", "key", "value", "source"):
+        table.add_column(col, overflow="fold")
+    for f in fields:
+        table.add_row(f["section"], f["key"], f"{f['value']:g}", f["source"])
+    print_table(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(specs_app, name="specs")

@@ -1,0 +1,1 @@
+"""Rendering: plain records in, rich tables / JSON / matplotlib plots out. No computation here."""

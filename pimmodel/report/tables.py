@@ -1,0 +1,77 @@
+"""Rich tables for prediction records (the same dicts ``--json`` prints)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..units import format_bytes, format_seconds
+
+PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
+PHASE_LABELS = {
+    "dpu_compute": "DPU compute", "mram_wram_dma": "MRAM<->WRAM DMA", "host_to_pim": "host -> PIM",
+    "pim_to_host": "PIM -> host", "host_aggregate": "host aggregation", "launch": "launch + sync",
+}
+VIEW_NOTES = {
+    "wall": "wall view: kernel wall time, DMA hidden behind compute where tasklets overlap, launches included",
+    "breakdown": "breakdown view: the study's instrumented accounting, compute + DMA summed, launch excluded",
+}
+
+
+def _title(r: Mapping[str, Any]) -> str:
+    return (f"{r['dataset']} · {r['model'].upper()} · {r['hardware']} · {r['dpus']} DPUs x {r['tasklets']} "
+            f"tasklets · {r['scaling']} scaling")
+
+
+def comparison_table(records: Sequence[Mapping[str, Any]]) -> Table:
+    """Phases per epoch (rows) for several predictions (columns), with shares, totals and bottlenecks."""
+    first = records[0]
+    table = Table(title=_title(first), caption=VIEW_NOTES[first["view"]] + f" · calibration: {first['calibration']}")
+    table.add_column("phase (per epoch)")
+    for r in records:
+        table.add_column(f"{r['optimizer']}\n{r['rounds_per_epoch']} rounds/epoch", justify="right")
+    for phase in PHASES:
+        cells = []
+        for r in records:
+            value, total = r["per_epoch_s"][phase], r["per_epoch_s"]["total"]
+            share = value / total if total else 0.0
+            text = f"{format_seconds(value)} ({share:5.1%})"
+            cells.append(f"[bold red]{text}[/]" if phase == r["bottleneck"] else text)
+        table.add_row(PHASE_LABELS[phase], *cells)
+    table.add_section()
+    table.add_row("epoch", *(format_seconds(r["per_epoch_s"]["total"]) for r in records))
+    table.add_row(f"total ({first['epochs']} epochs)", *(f"[bold]{format_seconds(r['total_s'])}[/]" for r in records))
+    table.add_row("host<->PIM bytes/epoch", *(format_bytes(r["per_epoch_bytes"]["host_to_pim"]
+                                                           + r["per_epoch_bytes"]["pim_to_host"]) for r in records))
+    table.add_row("MRAM<->WRAM bytes/epoch", *(format_bytes(r["per_epoch_bytes"]["mram_to_wram"]
+                                                            + r["per_epoch_bytes"]["wram_to_mram"]) for r in records))
+    table.add_row("bottleneck", *(PHASE_LABELS[r["bottleneck"]] for r in records))
+    return table
+
+
+def scaling_table(records: Sequence[Mapping[str, Any]], metrics: Sequence[Mapping[str, float]]) -> Table:
+    first = records[0]
+    strong = first["scaling"] == "strong"
+    table = Table(title=f"{first['optimizer']} · " + _title(first).replace(f"{first['dpus']} DPUs", "N DPUs"),
+                  caption=VIEW_NOTES[first["view"]])
+    table.add_column("DPUs", justify="right")
+    for phase in PHASES:
+        table.add_column(PHASE_LABELS[phase], justify="right")
+    table.add_column("epoch", justify="right")
+    table.add_column("speedup" if strong else "time growth", justify="right")
+    if strong:
+        table.add_column("efficiency", justify="right")
+    table.add_column("bottleneck")
+    for r, m in zip(records, metrics, strict=True):
+        row = [str(r["dpus"]), *(format_seconds(r["per_epoch_s"][p]) for p in PHASES),
+               format_seconds(r["per_epoch_s"]["total"])]
+        row += [f"{m['speedup']:.2f}x", f"{m['efficiency']:.0%}"] if strong else [f"{m['time_growth']:.2f}x"]
+        table.add_row(*row, PHASE_LABELS[r["bottleneck"]])
+    return table
+
+
+def print_table(table: Table) -> None:
+    Console().print(table)

@@ -1,0 +1,20 @@
+"""Shared fixtures: the shipped hardware and small workloads."""
+
+from __future__ import annotations
+
+import pytest
+
+from pimmodel.specs import CRITEO, YFCC, HardwareSpec, Workload, load_hardware
+
+
+@pytest.fixture(scope="session")
+def upmem() -> HardwareSpec:
+    return load_hardware("upmem-2556")
+
+
+@pytest.fixture(params=[(ds, m, o) for ds in (YFCC, CRITEO) for m in ("lr", "svm")
+                        for o in ("ma-sgd", "ga-sgd", "admm")],
+                ids=lambda p: f"{p[0].name}-{p[1]}-{p[2]}")
+def study_workload(request: pytest.FixtureRequest) -> Workload:
+    ds, model, optimizer = request.param
+    return Workload(ds, model, optimizer, dpus=2048)

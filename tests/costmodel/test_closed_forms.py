@@ -1,0 +1,87 @@
+"""Hand-computable cases. Each expected value carries its one-line derivation."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+
+from pimmodel.costmodel import predict
+from pimmodel.costmodel.common import dense_sample, error_section
+from pimmodel.costmodel.symbols import COEF, HW, WL
+from pimmodel.specs import CRITEO, YFCC, Workload
+
+
+def _subs(expr, hw, **workload):
+    values = {getattr(HW, k): v for k, v in hw.numeric().items()}
+    values.update({getattr(WL, k): v for k, v in workload.items()})
+    values.update({COEF.dot_mul_bytes: 2, COEF.grad_mul_bytes: 2, COEF.svm_hit_fraction: 0.5})
+    return float(sympy.sympify(expr).subs(values))
+
+
+YFCC_DPU = {"tasklets": 16, "features": 4096, "bytes_per_value": 4, "local_batch": 8, "rows_per_dpu": 3328}
+
+
+def test_dense_lr_sample_compute_cycles(upmem) -> None:
+    # per tasklet 256 features; dot: 36 + 24*2 (mul64, 2 bytes) + 4 (shift64) + 2 (add64) + 5 loop = 95;
+    # grad: 84 + 4 + 1 (add32) + 7 loop = 96; + 24 per-sample overhead
+    # => (256*95 + 256*96 + 24) instructions per tasklet x max(11, 16) cycles = 782,720
+    section = dense_sample("lr", sympy.Integer(1))
+    assert _subs(section.compute_cycles, upmem, **YFCC_DPU) == pytest.approx(782_720)
+
+
+def test_dense_sample_dma_cycles(upmem) -> None:
+    # X: one burst of 16 x 1024 B: 77 + 16*(31 + 512) = 8,765
+    # w and accumulators: 4 bursts of 16 x 512 B: 4 * (77 + 16*(31 + 256)) = 18,676
+    # accumulator write-back: 2 bursts: 2 * (61 + 16*287) = 9,306      => 36,747 cycles per sample
+    s = dense_sample("lr", sympy.Integer(1))
+    assert _subs(s.read_cycles + s.write_cycles, upmem, **YFCC_DPU) == pytest.approx(36_747)
+    assert _subs(s.read_dmas + s.write_dmas, upmem, **YFCC_DPU) == 112  # reference §3.1: 112 DMAs per sample
+
+
+def test_lr_serial_section_cycles(upmem) -> None:
+    # tasklet 0 alone (11 cycles per instruction): reduce 16 * (2 + 3) = 80; sigmoid 4*30 (conversions)
+    # + 1025 (float div) + 178 (float mul) + 100 (double add) + 2185 (double div) + 40 = 3,648
+    # => 11 * 3,728 = 41,008, plus 2 barriers of 16*12*11 = 2,112 each => 45,232 cycles
+    assert _subs(error_section("lr", sympy.Integer(1)).compute_cycles, upmem, tasklets=16) == pytest.approx(45_232)
+
+
+def test_ma_sgd_host_to_pim_one_rank(upmem) -> None:
+    # 64 DPUs = 1 rank; 416 rounds x (2 calls x 30 us + 64 x (4096*4 + 8) B / 6.68 GB/s)
+    p = predict(Workload(YFCC, "lr", "ma-sgd", 64), upmem)
+    expected = 416 * (2 * 30e-6 + 64 * (4096 * 4 + 8) / 6.68e9)
+    assert p.per_epoch_s["host_to_pim"] == pytest.approx(expected, rel=1e-12)
+    assert p.per_epoch_bytes["host_to_pim"] == 416 * 64 * (4096 * 4 + 8)
+
+
+def test_admm_pim_to_host_32_ranks(upmem) -> None:
+    # 2048 DPUs = 32 ranks, aggregate pull bandwidth 4.74 GB/s x 32^0.75; one round: w_k and the bias
+    p = predict(Workload(YFCC, "lr", "admm", 2048), upmem)
+    expected = 2 * 30e-6 + 2048 * (4096 * 4 + 8) / (4.74e9 * 32**0.75)
+    assert p.per_epoch_s["pim_to_host"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_ga_sgd_criteo_pulls_int64_gradients(upmem) -> None:
+    # 1536 rounds x 2048 DPUs x 1,001,472 x 8 B
+    p = predict(Workload(CRITEO, "lr", "ga-sgd", 2048), upmem)
+    assert p.rounds_per_epoch == 1536
+    assert p.per_epoch_bytes["pim_to_host"] == 1536 * 2048 * 1_001_472 * 8
+    assert p.per_epoch_bytes["host_to_pim"] == 1536 * 2048 * 1_001_472 * 4
+
+
+def test_ma_sgd_mram_bytes(upmem) -> None:
+    # per DPU per sample: X 16 KiB + w 16 KiB + accumulators 16 KiB + 8 B LUT entry; per step (416):
+    # update reads w + accumulators (32 KiB) + 32 B of labels
+    p = predict(Workload(YFCC, "lr", "ma-sgd", 64), upmem)
+    per_dpu = 3328 * (3 * 16384 + 8) + 416 * (2 * 16384 + 32)
+    assert p.per_epoch_bytes["mram_to_wram"] == pytest.approx(64 * per_dpu)
+    # writes: accumulators every sample, zeroing + w every step
+    assert p.per_epoch_bytes["wram_to_mram"] == pytest.approx(64 * (3328 * 16384 + 416 * 2 * 16384))
+
+
+def test_launch_only_in_wall_view(upmem) -> None:
+    w = Workload(YFCC, "svm", "ma-sgd", 256)
+    wall, breakdown = predict(w, upmem, "wall"), predict(w, upmem, "breakdown")
+    assert wall.per_epoch_s["launch"] == pytest.approx(416 * 0.6e-3)
+    assert breakdown.per_epoch_s["launch"] == 0
+    assert breakdown.per_epoch_s["dpu_compute"] == wall.per_epoch_s["dpu_compute"]
+    assert wall.per_epoch_s["mram_wram_dma"] <= breakdown.per_epoch_s["mram_wram_dma"]

@@ -1,0 +1,93 @@
+"""Properties of the cost model over random hardware and workloads (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pimmodel.costmodel import PHASES, evaluate, phases_for_view, predict
+from pimmodel.specs import CRITEO, YFCC, Workload
+
+CONFIGS = [(ds, m, o) for ds in (YFCC, CRITEO) for m in ("lr", "svm") for o in ("ma-sgd", "ga-sgd", "admm")]
+SPEEDUP_FIELDS = ["dpu_clock_hz", "push_bytes_per_s_per_rank", "pull_bytes_per_s_per_rank", "host_thread_bytes_per_s",
+                  "host_memory_bytes_per_s"]
+SLOWDOWN_FIELDS = ["dma_read_latency_cycles", "dma_read_cycles_per_byte", "launch_overhead_s",
+                   "transfer_call_overhead_s", "double_div_instructions", "int64_mul_per_byte_instructions"]
+config = st.sampled_from(CONFIGS)
+dpus = st.sampled_from([256, 512, 1024, 2048])
+
+
+def _total(w, values, view="wall"):
+    phases = phases_for_view(evaluate(w, values), view)
+    return sum(phases[p] for p in PHASES)
+
+
+@settings(max_examples=60, deadline=None)
+@given(config, dpus, st.sampled_from(SPEEDUP_FIELDS), st.floats(1.0, 16.0), st.sampled_from(["wall", "breakdown"]))
+def test_more_bandwidth_or_clock_is_never_slower(upmem, cfg, n, field, factor, view) -> None:
+    w = Workload(cfg[0], cfg[1], cfg[2], n)
+    base = upmem.numeric()
+    faster = {**base, field: base[field] * factor}
+    assert _total(w, faster, view) <= _total(w, base, view) * (1 + 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(config, dpus, st.sampled_from(SLOWDOWN_FIELDS), st.floats(1.0, 16.0))
+def test_costlier_events_are_never_faster(upmem, cfg, n, field, factor) -> None:
+    w = Workload(cfg[0], cfg[1], cfg[2], n)
+    base = upmem.numeric()
+    assert _total(w, {**base, field: base[field] * factor}) >= _total(w, base) * (1 - 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(config, dpus, st.lists(st.floats(0.05, 20.0), min_size=6, max_size=6), st.sampled_from(["wall", "breakdown"]))
+def test_every_phase_is_non_negative(upmem, cfg, n, factors, view) -> None:
+    w = Workload(cfg[0], cfg[1], cfg[2], n)
+    base = upmem.numeric()
+    fields = SPEEDUP_FIELDS + SLOWDOWN_FIELDS
+    values = {**base, **{f: base[f] * x for f, x in zip(fields, factors, strict=False)}}
+    phases = phases_for_view(evaluate(w, values), view)
+    assert all(float(phases[p]) >= 0 for p in PHASES)
+
+
+@pytest.mark.parametrize("ds", [YFCC, CRITEO], ids=lambda d: d.name)
+@pytest.mark.parametrize("model", ["lr", "svm"])
+@pytest.mark.parametrize("n", [256, 2048])
+def test_admm_moves_fewer_host_bytes(upmem, ds, model, n) -> None:
+    host = {o: predict(Workload(ds, model, o, n), upmem).per_epoch_bytes for o in ("ma-sgd", "ga-sgd", "admm")}
+    total = {o: b["host_to_pim"] + b["pim_to_host"] for o, b in host.items()}
+    assert total["admm"] < total["ma-sgd"] and total["admm"] < total["ga-sgd"]
+
+
+def test_breakdown_phases_sum_to_total(upmem, study_workload) -> None:
+    r = predict(study_workload, upmem, "breakdown").to_record()
+    assert sum(r["per_epoch_s"][p] for p in PHASES) == pytest.approx(r["per_epoch_s"]["total"])
+    assert r["total_s"] == pytest.approx(10 * r["per_epoch_s"]["total"])
+
+
+def test_vectorized_equals_scalar(upmem) -> None:
+    w = Workload(YFCC, "lr", "ma-sgd", 1024)
+    clocks = np.array([200e6, 350e6, 500e6])
+    batch = evaluate(w, {**upmem.numeric(), "dpu_clock_hz": clocks})
+    for i, clock in enumerate(clocks):
+        single = evaluate(w, {**upmem.numeric(), "dpu_clock_hz": clock})
+        assert batch["dpu_compute"][i] == pytest.approx(float(single["dpu_compute"]))
+
+
+@pytest.mark.parametrize("ds", [YFCC, CRITEO], ids=lambda d: d.name)
+def test_weak_scaling_ma_and_ga_grow_admm_stays_flat(upmem, ds) -> None:
+    def epoch(o, n):
+        return predict(Workload(ds, "lr", o, n), upmem).per_epoch_total_s
+
+    for o in ("ma-sgd", "ga-sgd"):
+        assert epoch(o, 2048) > epoch(o, 256)
+    assert epoch("admm", 2048) / epoch("admm", 256) < 1.2
+
+
+def test_strong_scaling_is_sub_linear(upmem) -> None:
+    for o in ("ma-sgd", "ga-sgd", "admm"):
+        t256 = predict(Workload(YFCC, "lr", o, 256, scaling="strong"), upmem).per_epoch_total_s
+        t2048 = predict(Workload(YFCC, "lr", o, 2048, scaling="strong"), upmem).per_epoch_total_s
+        assert 1 < t256 / t2048 < 8

@@ -129,7 +129,8 @@ class SyntheticDense:
 
 # ---------------------------------------------------------------- synthetic Criteo-like (sparse)
 def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0, chunk: int = 1 << 16,
-                     positive_fraction: float = CRITEO_POSITIVE_FRACTION) -> tuple[NDArray[np.int32], NDArray[np.uint8]]:
+                     positive_fraction: float = CRITEO_POSITIVE_FRACTION
+                     ) -> tuple[NDArray[np.int32], NDArray[np.uint8]]:
     """Criteo-like rows: 39 categorical fields hashed into disjoint index ranges of [1, features) (so the
     39 indices of a row are distinct), Zipf-distributed values, labels from a logistic model whose
     intercept gives the requested positive rate. Generated in chunks of ``chunk`` rows."""

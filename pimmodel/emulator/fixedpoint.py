@@ -93,11 +93,12 @@ BYTE_THRESHOLDS = tuple((1 << (8 * k)) - 1 for k in range(4))
 def quantize_unit(x: ArrayLike) -> NDArray[np.uint32]:
     """Real features in [0, 1] to unsigned Q1.31: floor(v * 2^31) (1.0 becomes 2^31)."""
     a = np.asarray(x, dtype=np.float64)
-    if a.size and (not np.isfinite(a).all() or a.min() < 0.0 or a.max() > 1.0):
-        bad = a[~(np.isfinite(a) & (a >= 0.0) & (a <= 1.0))].ravel()[0]
+    tol = 1e-9  # rounding residue of min-max scaling
+    if a.size and (not np.isfinite(a).all() or a.min() < -tol or a.max() > 1.0 + tol):
+        bad = a[~(np.isfinite(a) & (a >= -tol) & (a <= 1.0 + tol))].ravel()[0]
         raise DataError(f"feature value {bad!r} is outside [0, 1], the range of unsigned Q1.31; "
                         "min-max scale the features first")
-    return np.floor(a * ONE).astype(np.uint32)
+    return np.floor(np.clip(a, 0.0, 1.0) * ONE).astype(np.uint32)
 
 
 def to_real(v: ArrayLike) -> NDArray[np.float64]:

@@ -1,0 +1,108 @@
+"""One call for a whole emulation: data, training, metrics per epoch, trace and the cost model's
+prediction for the same configuration (what ``pimmodel emulate`` renders)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
+from .data import SyntheticDense, ell_from_rows, read_npy, read_svmlight, shard, synthetic_sparse, train_test_split
+from .metrics import decision, evaluate
+from .trace import merge
+from .trainers import Progress, TrainConfig, train
+
+METRIC_ROWS = 16384
+"""Training metrics use the first rows of every shard, at most this many in total."""
+
+
+@dataclass
+class Emulation:
+    history: list[dict[str, float]]
+    trace: dict[str, Any]
+    predicted: dict[str, Any] | None
+
+
+def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, seed: int, tasklets: int
+          ) -> tuple[Any, Any, Any, DatasetSpec]:
+    test_rows = max(1024, min(65536, dpus * samples_per_dpu // 4))
+    if dataset == "synthetic-yfcc":
+        d = features or 4096
+        gen = SyntheticDense(dpus, samples_per_dpu, d, seed)
+        test = SyntheticDense(1, test_rows, d, seed + 10_007)
+        xt, yt = test.rows(0, test_rows)
+        return gen, xt[0], yt[0], replace(YFCC, name="synthetic-yfcc", features=gen.features,
+                                          nonzeros_per_row=gen.features, slots_per_row=gen.features)
+    if dataset == "synthetic-criteo":
+        f = features or 1_000_000
+        idx, y = synthetic_sparse(dpus * samples_per_dpu + test_rows, f, seed)
+        n = dpus * samples_per_dpu
+        sh = shard(idx[:n], y[:n], dpus, "sparse", f)
+        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=sh.features + 1)
+    return _file_data(Path(dataset), dpus, seed, tasklets)
+
+
+def _file_data(path: Path, dpus: int, seed: int, tasklets: int) -> tuple[Any, Any, Any, DatasetSpec]:
+    if not path.exists():
+        raise DataError(f"dataset {str(path)!r} is neither synthetic-yfcc, synthetic-criteo nor an existing file")
+    rng = np.random.default_rng(seed)
+    if path.suffix == ".npy":
+        x, y = read_npy(path)
+        tr, te = train_test_split(x.shape[0], 0.2, rng)
+        sh = shard(x[tr], y[tr], dpus, "dense", x.shape[1], pad_multiple=tasklets * 128)
+        spec = replace(YFCC, name=path.stem, features=sh.features, nonzeros_per_row=sh.features,
+                       slots_per_row=sh.features, rows_per_dpu_weak=sh.rows_per_dpu)
+        return sh, x[te], y[te], spec
+    rows, y, top = read_svmlight(path)
+    ell = ell_from_rows(rows)
+    tr, te = train_test_split(ell.shape[0], 0.2, rng)
+    sh = shard(ell[tr], y[tr], dpus, "sparse", top)
+    return sh, ell[te], y[te], replace(CRITEO, name=path.stem, features=sh.features + 1,
+                                       rows_per_dpu_weak=sh.rows_per_dpu)
+
+
+def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams, epochs: int = 1,
+            samples_per_dpu: int = 512, features: int | None = None, arithmetic: str = "fixed", seed: int = 0,
+            hardware: str = "upmem-2556", tasklets: int = 16, progress: Progress | None = None) -> Emulation:
+    hw = load_hardware(hardware)
+    shards, x_test, y_test, spec = _data(dataset, dpus, samples_per_dpu, features, seed, tasklets)
+    spec = replace(spec, rows_per_dpu_weak=shards.rows_per_dpu)
+    cfg = TrainConfig(model=model, optimizer=optimizer, batch_size=hyper.batch_size,
+                      global_batch_size=hyper.global_batch_size, learning_rate_shift=hyper.learning_rate_shift,
+                      reg_shift=hyper.reg_shift, alpha_shift=hyper.admm_alpha_shift, epochs=epochs,
+                      arithmetic=arithmetic, tasklets=tasklets)
+    workload = Workload(spec, model, optimizer, dpus, tasklets, "weak", epochs, hyper)
+    _check_capacity(workload, hw)
+    k = max(1, min(shards.rows_per_dpu, METRIC_ROWS // dpus))
+    xm, ym = shards.rows(0, k)
+    xm, ym = xm.reshape(-1, xm.shape[-1]), ym.reshape(-1)
+    history: list[dict[str, float]] = []
+
+    def on_epoch(epoch: int, weights: Any, tr: Any) -> None:
+        train_m = evaluate(decision(xm, shards.layout, weights.coef, weights.intercept), ym, model)
+        test_m = evaluate(decision(x_test, shards.layout, weights.coef, weights.intercept), y_test, model)
+        history.append({"epoch": epoch, "train_accuracy": train_m["accuracy"], "test_accuracy": test_m["accuracy"],
+                        "loss": test_m["loss"], "auc": test_m["auc"], "emulated_wall_s": tr.seconds(hw)["total"]})
+
+    result = train(shards, cfg, on_epoch=on_epoch, progress=progress)
+    return Emulation(history, merge(result.traces).to_record(hw), _predicted(workload, hw))
+
+
+def _check_capacity(workload: Workload, hw: Any) -> None:
+    try:
+        from ..specs.capacity import check
+    except ImportError:  # pragma: no cover - capacity checks ship with the cost model
+        return
+    check(workload, hw)
+
+
+def _predicted(workload: Workload, hw: Any) -> dict[str, Any] | None:
+    try:
+        from ..costmodel.predict import predict
+    except ImportError:  # pragma: no cover - the cost model is optional for the emulator
+        return None
+    return predict(workload, hw).to_record()

@@ -36,7 +36,8 @@ def test_vectorized_batch_throughput() -> None:
     rng = np.random.default_rng(0)
     n = 1_000_000
     values = {**hw.numeric(), "dpu_clock_hz": rng.uniform(200e6, 800e6, n),
-              "push_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n), "pull_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
+              "push_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
+              "pull_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
               "dma_read_latency_cycles": rng.uniform(20, 200, n), "launch_overhead_s": rng.uniform(1e-5, 1e-3, n),
               "int64_mul_per_byte_instructions": rng.uniform(0, 30, n)}
     def epoch_s() -> np.ndarray:

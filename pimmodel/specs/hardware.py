@@ -250,7 +250,9 @@ def to_mapping(spec: HardwareSpec) -> dict[str, Any]:
         value = int(value) if f.integer and float(value).is_integer() else float(value)
         source = spec.sources.get(f.name, "")
         out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
-    out["interconnect"]["topology"] = spec.link_topology
+    topology_source = spec.sources.get("link_topology", "")
+    out["interconnect"]["topology"] = ({"value": spec.link_topology, "source": topology_source} if topology_source
+                                       else spec.link_topology)
     return out
 
 

@@ -93,12 +93,23 @@ def phases_for_view(raw: Mapping[str, np.ndarray], view: str) -> dict[str, np.nd
 
 
 def predict(w: Workload, hw: HardwareSpec, view: str = "wall", coefficients: Mapping[str, float] | None = None,
-            calibration: str = "defaults", check_capacity: bool = True) -> Prediction:
-    """Predict one workload on one hardware spec (capacity-checked)."""
+            calibration: str | None = None, check_capacity: bool = True) -> Prediction:
+    """Predict one workload on one hardware spec (capacity-checked).
+
+    Coefficients come from ``calibration``: None = the calibration shipped in the package, ``"defaults"`` =
+    the unfitted ``COEFFICIENT_DEFAULTS``, else a file written by ``pimmodel calibrate``. Explicit
+    ``coefficients`` override it (the record then names ``calibration`` or "explicit coefficients")."""
     if view not in VIEWS:
         raise unknown("view", view, VIEWS)
     if check_capacity:
         check(w, hw)
+    if coefficients is None:
+        from ..calibration.result import load_calibration
+
+        cal = load_calibration(calibration)
+        coefficients, calibration = cal.coefficients_for(w), cal.label
+    elif calibration is None:
+        calibration = "explicit coefficients"
     raw = evaluate(w, hw.numeric(), coefficients)
     phases = phases_for_view(raw, view)
     return Prediction(
@@ -110,5 +121,5 @@ def predict(w: Workload, hw: HardwareSpec, view: str = "wall", coefficients: Map
 
 
 def predict_many(workloads: Sequence[Workload], hw: HardwareSpec, view: str = "wall",
-                 coefficients: Mapping[str, float] | None = None, calibration: str = "defaults") -> list[Prediction]:
+                 coefficients: Mapping[str, float] | None = None, calibration: str | None = None) -> list[Prediction]:
     return [predict(w, hw, view, coefficients, calibration) for w in workloads]

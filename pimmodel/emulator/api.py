@@ -14,7 +14,7 @@ from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardw
 from .data import SyntheticDense, ell_from_rows, read_npy, read_svmlight, shard, synthetic_sparse, train_test_split
 from .metrics import decision, evaluate
 from .trace import merge
-from .trainers import Progress, TrainConfig, train
+from .trainers import Progress, TrainConfig, model_length, train
 
 METRIC_ROWS = 16384
 """Training metrics use the first rows of every shard, at most this many in total."""
@@ -42,7 +42,7 @@ def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, s
         idx, y = synthetic_sparse(dpus * samples_per_dpu + test_rows, f, seed)
         n = dpus * samples_per_dpu
         sh = shard(idx[:n], y[:n], dpus, "sparse", f)
-        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=sh.features + 1)
+        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=model_length(sh.features, tasklets))
     return _file_data(Path(dataset), dpus, seed, tasklets)
 
 
@@ -61,7 +61,7 @@ def _file_data(path: Path, dpus: int, seed: int, tasklets: int) -> tuple[Any, An
     ell = ell_from_rows(rows)
     tr, te = train_test_split(ell.shape[0], 0.2, rng)
     sh = shard(ell[tr], y[tr], dpus, "sparse", top)
-    return sh, ell[te], y[te], replace(CRITEO, name=path.stem, features=sh.features + 1,
+    return sh, ell[te], y[te], replace(CRITEO, name=path.stem, features=model_length(sh.features, tasklets),
                                        rows_per_dpu_weak=sh.rows_per_dpu)
 
 

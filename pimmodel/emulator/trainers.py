@@ -75,7 +75,7 @@ class _State:
         self.fixed = cfg.arithmetic == "fixed"
         self.dense = shards.layout == "dense"
         self.n = shards.n_dpus
-        self.d = shards.features if self.dense else _sparse_length(shards.features, cfg.tasklets)
+        self.d = shards.features if self.dense else model_length(shards.features, cfg.tasklets)
         self.bias_index = shards.features
         dtype = np.int64 if self.fixed and self.dense else (np.int32 if self.fixed else np.float64)
         self.w = np.zeros(self.d, dtype=dtype)
@@ -93,7 +93,7 @@ class _State:
         return Weights(wr[: self.bias_index].copy(), float(wr[self.bias_index]))
 
 
-def _sparse_length(features: int, tasklets: int) -> int:
+def model_length(features: int, tasklets: int) -> int:
     """Model length: features + the bias slot, padded to tasklets x 128 (1,000,001 -> 1,001,472)."""
     unit = tasklets * (K.dense_block_bytes // 4)
     return -(-(features + 1) // unit) * unit
@@ -108,8 +108,6 @@ def check_config(shards: Shards, cfg: TrainConfig) -> int:
     if b < 1 or b > rows or b & (b - 1):
         raise DataError(f"local batch {b} must be a power of two between 1 and the {rows} rows per DPU; "
                         "change --batch-size / --global-batch-size")
-    if shards.dense if hasattr(shards, "dense") else False:
-        pass
     return b
 
 

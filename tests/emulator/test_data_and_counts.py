@@ -1,8 +1,6 @@
 """svmlight loader, bad input, and trace counts vs the cost model's closed forms."""
 
-import dataclasses
 
-import numpy as np
 import pytest
 
 from pimmodel.emulator.api import emulate

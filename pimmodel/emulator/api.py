@@ -42,7 +42,8 @@ def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, s
         idx, y = synthetic_sparse(dpus * samples_per_dpu + test_rows, f, seed)
         n = dpus * samples_per_dpu
         sh = shard(idx[:n], y[:n], dpus, "sparse", f)
-        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=model_length(sh.features, tasklets))
+        length = model_length(sh.features, tasklets)
+        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=length)
     return _file_data(Path(dataset), dpus, seed, tasklets)
 
 

@@ -71,7 +71,8 @@ def reference(x, y, model, optimizer, n, b, lr, r, alpha, epochs):
             wm, um = wl.mean(0), u.mean(0)
             v = wm + um
             kappa = 2.0 ** (alpha - r) / n
-            z = np.sign(v) * np.maximum(np.abs(v) - kappa, 0) if model == "lr" else v * 2.0**-r / (2.0**alpha + n * 2.0**-r)
+            svm_z = v * 2.0**-r / (2.0**alpha + n * 2.0**-r)
+            z = np.sign(v) * np.maximum(np.abs(v) - kappa, 0) if model == "lr" else svm_z
             u = u + wl - z
             c_ = u - z
             w, bias = wm, bl.mean()
@@ -80,7 +81,8 @@ def reference(x, y, model, optimizer, n, b, lr, r, alpha, epochs):
         for s in range(m // bb):
             res = [grad(w, bias, xk[s * bb:(s + 1) * bb], yk[s * bb:(s + 1) * bb]) for xk, yk in parts]
             if optimizer == "ma-sgd":
-                w, bias = np.mean([w - g / bb - decay * w for g, _ in res], axis=0), np.mean([bias - gb / bb for _, gb in res])
+                w, bias = (np.mean([w - g / bb - decay * w for g, _ in res], axis=0),
+                           np.mean([bias - gb / bb for _, gb in res]))
             else:
                 w, bias = w - sum(g for g, _ in res) / b - decay * w, bias - sum(gb for _, gb in res) / b
     return w, bias

@@ -14,17 +14,28 @@ OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
 
 def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
-             custom: tuple[int | None, int | None, int | None, str | None]) -> list[dict]:
+             custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
+             with_interval: bool = False) -> list[dict]:
     from ..costmodel import predict
 
     hw = O.hardware(hw_name)
     ds = O.dataset_from_options(dataset, *custom)
+    cal = None if calibration is None else str(calibration)
     records = []
     for optimizer in optimizers:
         for n in dpus:
             w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch)
-            records.append(predict(w, hw, view=view).to_record())
+            record = predict(w, hw, view=view, calibration=cal).to_record()
+            if with_interval:
+                from ..calibration.interval import interval
+
+                record["interval"] = interval(w, hw, view, cal)
+            records.append(record)
     return records
+
+
+Calibration = Annotated[Path | None, typer.Option("--calibration", help="Calibration file from `pimmodel calibrate` "
+                                                  "(default: the shipped one; 'defaults' = unfitted).")]
 
 
 def predict_command(
@@ -44,6 +55,9 @@ def predict_command(
     nonzeros: O.Nonzeros = None,
     rows_per_dpu: O.RowsPerDpu = None,
     layout: O.Layout = None,
+    calibration: Calibration = None,
+    interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
+                                           "calibration's coefficient covariance.")] = False,
     json: O.Json = False,
 ) -> None:
     """Predict the time per epoch of each phase, its share, the total and the bottleneck.
@@ -53,7 +67,7 @@ def predict_command(
     """
     optimizers = [optimizer] if optimizer else list(OPTIMIZERS)
     records = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
-                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout))
+                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration, interval)
     if json:
         from ..report.json import emit
 
@@ -62,6 +76,10 @@ def predict_command(
     from ..report.tables import comparison_table, print_table
 
     print_table(comparison_table(records))
+    for r in records if interval else []:
+        lo, hi = r["interval"]["per_epoch_s"]["total"]
+        typer.echo(f"{r['optimizer']}: 95 % interval of the epoch total {lo:.4g} .. {hi:.4g} s "
+                   f"({r['interval']['method']})")
 
 
 def _scaling_metrics(records: list[dict]) -> list[dict[str, float]]:
@@ -92,6 +110,7 @@ def scale_command(
     rows_per_dpu: O.RowsPerDpu = None,
     layout: O.Layout = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count (.png/.svg).")] = None,
+    calibration: Calibration = None,
     json: O.Json = False,
 ) -> None:
     """Scaling curve: phases per epoch at each DPU count, with speedup and efficiency (strong scaling) or
@@ -102,7 +121,7 @@ def scale_command(
 
         check_plot_path(plot)
     records = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
-                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout))
+                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration)
     metrics = _scaling_metrics(records)
     for r, m in zip(records, metrics, strict=True):
         r["scaling_metrics"] = m

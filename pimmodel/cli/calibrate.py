@@ -1,0 +1,105 @@
+"""``pimmodel calibrate``: fit the cost model's data-dependent coefficients to emulator runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from . import options as O
+
+DESIGNS = ("default", "tiny")
+
+
+def calibrate_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the calibration file (JSON).")]
+    = Path("calibration.json"),
+    design: Annotated[str, typer.Option("--design", help="default (48 emulator runs, about a minute) or tiny "
+                                        "(24 small runs, seconds).")] = "default",
+    hardware: O.Hardware = "upmem-2556",
+    epochs: Annotated[int, typer.Option("--epochs", help="Emulated epochs per run (the mean epoch is fitted).")] = 2,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap refits for a second estimate of the "
+                                           "standard errors (0 = off).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic data and the bootstrap.")] = 0,
+    json: O.Json = False,
+) -> None:
+    """Emulate a design of runs per optimizer x model x layout, fit the free coefficients (least squares;
+    hardware constants are never fitted), show the error per phase before and after, and write the file.
+
+    Use the result with `pimmodel predict --calibration FILE`. --json prints the calibration record.
+    """
+    from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
+    from ..errors import SpecError
+
+    if design not in DESIGNS:
+        from ..errors import unknown
+
+        raise unknown("design", design, DESIGNS)
+    if epochs < 1 or bootstrap < 0:
+        raise SpecError("--epochs must be at least 1 and --bootstrap at least 0")
+    if not output.parent.exists():
+        raise SpecError(f"cannot write {str(output)!r}: folder {str(output.parent)!r} does not exist")
+    points = default_design(seed) if design == "default" else tiny_design(seed)
+    settings = EmulatorSettings(epochs=epochs)
+    with _progress(len(points)) as advance:
+        result = calibrate(points, O.hardware(hardware), settings, bootstrap, seed,
+                           label=f"{output.name} ({design} design, seed {seed})", progress=advance)
+    result.write(output)
+    record = {"output": str(output), **result.to_json()}
+    record.pop("design")
+    if json:
+        from ..report.json import emit
+
+        emit(record)
+        return
+    _print(record)
+    typer.echo(f"calibration written to {output}", err=True)
+
+
+class _progress:
+    """A rich progress bar on stderr; yields the per-point callback."""
+
+    def __init__(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("emulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
+        self.total = total
+
+    def __enter__(self) -> Any:
+        self.bar.start()
+        task = self.bar.add_task("", total=self.total)
+        return lambda point: self.bar.update(task, advance=1, description=point.name)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+
+def _print(record: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    errors = Table(title="model vs emulator on the design: |relative error| per phase (phases >= 1 % of the epoch)")
+    for col in ("phase", "before mean", "before max", "after mean", "after max", "n"):
+        errors.add_column(col, justify="left" if col == "phase" else "right")
+    for phase, before in record["errors"]["before"].items():
+        after = record["errors"]["after"][phase]
+        errors.add_row(phase, f"{before['mean_abs']:.2%}", f"{before['max_abs']:.2%}", f"{after['mean_abs']:.2%}",
+                       f"{after['max_abs']:.2%}", str(after["count"]))
+    console.print(errors)
+    fits = Table(title="fitted coefficients (± standard error)")
+    for col in ("group", "coefficient", "value", "std error", "note"):
+        fits.add_column(col)
+    for key, fit in record["fits"].items():
+        for name, value in fit["coefficients"].items():
+            tied = [t for t, twin in fit.get("ties", {}).items() if twin == name]
+            fits.add_row(key, name, f"{value:.4g}", f"{fit['std_errors'][name]:.2g}",
+                         f"also {', '.join(tied)}" if tied else "")
+    console.print(fits)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("calibrate")(calibrate_command)

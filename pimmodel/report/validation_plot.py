@@ -1,0 +1,46 @@
+"""Validation figure: predicted vs reference (log-log), tolerance band, one colour per group."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .plots import _pyplot, check_plot_path
+
+GROUP_COLORS = {"emulator": "#4C72B0", "published": "#DD8452", "finding": "#55A868"}
+
+
+def validation_plot(record: Mapping[str, Any], path: Path) -> None:
+    """Scatter of every case with positive values; failing cases are drawn as crosses.
+
+    Cases are normalised by their reference (x: reference, y: predicted, each in the case's own unit), so
+    the diagonal is a perfect prediction and the shaded band is +-10 % (the published tolerance); the
+    emulator cases' band is 5 % and the findings are bounds, which the legend notes."""
+    check_plot_path(path)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    xs = [c["reference"] for c in record["cases"] if c["reference"] > 0 and c["predicted"] > 0]
+    if xs:
+        lo, hi = min(xs) / 3, max(xs) * 3
+        grid = [lo, hi]
+        ax.fill_between(grid, [g * 0.9 for g in grid], [g * 1.1 for g in grid], color="#cccccc", alpha=0.5,
+                        label="±10 % band")
+        ax.plot(grid, grid, color="black", lw=0.8)
+    for group, color in GROUP_COLORS.items():
+        for ok, marker in ((True, "o"), (False, "x")):
+            pts = [(c["reference"], c["predicted"]) for c in record["cases"]
+                   if c["group"] == group and c["ok"] == ok and c["reference"] > 0 and c["predicted"] > 0]
+            if pts:
+                ax.scatter(*zip(*pts, strict=True), color=color, marker=marker, s=22,
+                           label=f"{group} ({'pass' if ok else 'fail'}, {len(pts)})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("reference (case unit)")
+    ax.set_ylabel("predicted (case unit)")
+    status = "all pass" if record["ok"] else f"{sum(not c['ok'] for c in record['cases'])} fail"
+    ax.set_title(f"pimmodel validation on {record.get('hardware', '?')}: {status}")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -33,7 +33,7 @@ def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, s
     if dataset == "synthetic-yfcc":
         d = features or 4096
         gen = SyntheticDense(dpus, samples_per_dpu, d, seed)
-        test = SyntheticDense(1, test_rows, d, seed + 10_007)
+        test = SyntheticDense(1, test_rows, d, seed, stream=1)
         xt, yt = test.rows(0, test_rows)
         return gen, xt[0], yt[0], replace(YFCC, name="synthetic-yfcc", features=gen.features,
                                           nonzeros_per_row=gen.features, slots_per_row=gen.features)

@@ -91,6 +91,8 @@ class SyntheticDense:
     features: int = 4096
     seed: int = 0
     block: int = 64
+    stream: int = 0
+    """rows of another split (e.g. 1 = test set) from the same feature model."""
     layout: str = "dense"
 
     def __post_init__(self) -> None:
@@ -101,7 +103,7 @@ class SyntheticDense:
         self._cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]]] = {}
 
     def _make(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
-        rng = np.random.default_rng([self.seed, 2, blk])
+        rng = np.random.default_rng([self.seed, 2, self.stream, blk])
         n = min(self.block, self.rows_per_dpu - blk * self.block)
         y = (rng.permuted(np.arange(self.n_dpus * n).reshape(self.n_dpus, n) % 2, axis=1)).astype(np.uint8)
         flip = rng.random(y.shape) < 0.05

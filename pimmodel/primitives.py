@@ -10,9 +10,9 @@ Conventions (one DMA engine and one revolver pipeline per DPU):
 - A tasklet may issue one instruction every ``revolver_interval_cycles``; with T >= interval runnable
   tasklets the DPU issues one instruction per cycle, so a stream of n instructions per tasklet takes
   ``n * max(interval, T)`` cycles.
-- A burst of k concurrent DMAs of S bytes (one per tasklet) completes after
-  ``latency + k * (engine_cycles_per_transfer + S * cycles_per_byte)``: the latency overlaps, the engine
-  serialises the bytes. A single DMA is the PrIM ``alpha + beta * S`` plus the engine occupancy.
+- A single DMA of S bytes takes the PrIM ``alpha + beta * S``. A burst of k concurrent DMAs (one per
+  tasklet) completes after ``alpha + beta * S + (k - 1) * (engine_cycles_per_transfer + beta * S)``: the
+  latency overlaps, the one engine serialises the transfers behind the first.
 - Host transfers: ``call_overhead + total_bytes / bandwidth``, aggregate bandwidth of a rank set growing
   as ``ranks ** rank_scaling_exponent``.
 """
@@ -88,7 +88,8 @@ def dma_burst_cycles(bytes_per_transfer: Num, concurrent: Num, hw: Any, write: b
         latency, per_byte = hw.dma_write_latency_cycles, hw.dma_write_cycles_per_byte
     else:
         latency, per_byte = hw.dma_read_latency_cycles, hw.dma_read_cycles_per_byte
-    return latency + concurrent * (hw.dma_engine_cycles_per_transfer + bytes_per_transfer * per_byte)
+    transfer = bytes_per_transfer * per_byte
+    return latency + transfer + (concurrent - 1) * (hw.dma_engine_cycles_per_transfer + transfer)
 
 
 def dma_transfers(total_bytes: Num, hw: Any) -> Num:

@@ -12,21 +12,10 @@ import pytest
 from pimmodel.specs import load_hardware
 from pimmodel.validation import Case, _data, emulator_cases, finding_cases, published_cases
 
-_DMA = ("hardware_specs dma.engine_cycles_per_transfer (31 cycles, derived from GUPS, low confidence) is added to "
-        "every DMA, so a single small DMA costs alpha + 31 + beta*S instead of PrIM's alpha + beta*S")
-_MUL64 = ("int64_mul_base/per_byte were derived assuming a 4-byte smaller operand, but the PrIM benchmarks "
-          "multiply by the scalar 2^20 / 2^21 (3 significant bytes), so the per-byte model is ~20 % too cheap")
-KNOWN_DISCREPANCIES = {
-    "arith int64 mul 16t": _MUL64,
-    "wram stream scale": _MUL64,
-    "wram stream triad": _MUL64,
-    "dma read latency 8B": _DMA,
-    "dma read latency 32B": _DMA,
-    "dma read latency 128B": _DMA,
-    "dma write latency 8B": _DMA,
-    "dma write latency 32B": _DMA,
-    "dma write latency 128B": _DMA,
-}
+# Resolved on 2026-11-29: the int64 multiply is straight-line code (uPIMulator sdk/syslib/mul64.c), so its
+# cost is the PrIM-measured 132 instructions whatever the operands; and a single DMA now costs PrIM's
+# alpha + beta*S, the engine occupancy only serialising the DMAs queued behind it.
+KNOWN_DISCREPANCIES: dict[str, str] = {}
 
 HW = load_hardware("upmem-2556")
 

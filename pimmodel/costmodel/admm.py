@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..kernelspec import PROFILE as K
 from .common import WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, model_bytes
+from .interconnect import Exchange
 
 
 def equations(model: str, layout: str) -> EquationSet:
@@ -21,4 +22,10 @@ def equations(model: str, layout: str) -> EquationSet:
     pull = [HostCall("w_k", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
     aggregate = host_reduce(K.admm_host_passes, 4, layout, thread_rounds=K.admm_host_thread_rounds)
     return EquationSet(sections=sections, rounds=1, launches=1, calls_per_round=push + pull,
-                       host_aggregate_s=aggregate)
+                       host_aggregate_s=aggregate, exchange=averaging(layout))
+
+
+def averaging(layout: str) -> Exchange:
+    """Over direct links: each DPU keeps its u_k; all-reduce w_k + u_k for z, then update u_k and c_k
+    locally (two sweeps); nothing goes through the host."""
+    return Exchange(model_bytes(layout) + (8 if layout == "dense" else 0), 4, update_passes=2)

@@ -16,6 +16,7 @@ from sympy import Expr
 
 from .. import primitives as P
 from ..kernelspec import PROFILE as K
+from .interconnect import Exchange
 from .symbols import COEF, HW, WL
 
 PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
@@ -63,6 +64,12 @@ class EquationSet:
     calls_per_round: list[HostCall]
     calls_per_epoch: list[HostCall] = field(default_factory=list)
     host_aggregate_s: Expr = sympy.Integer(0)
+    exchange: Exchange | None = None
+    """The averaging step as an all-reduce over direct DPU links (``interconnect.py``)."""
+    link_gather_s: Expr = sympy.Integer(0)
+    link_distribute_s: Expr = sympy.Integer(0)
+    link_s: Expr = sympy.Integer(0)
+    link_bytes_per_dpu: Expr = sympy.Integer(0)
 
     # ------------------------------------------------------------ per-epoch phase expressions
     def phase_expressions(self) -> dict[str, Expr]:
@@ -89,8 +96,8 @@ class EquationSet:
             "dpu_compute": compute / f,
             "mram_wram_dma": dma / f,
             "mram_wram_dma_exposed": exposed / f,
-            "host_to_pim": calls_s(True),
-            "pim_to_host": calls_s(False),
+            "host_to_pim": calls_s(True) + self.rounds * self.link_distribute_s,
+            "pim_to_host": calls_s(False) + self.rounds * self.link_gather_s,
             "host_aggregate": self.host_aggregate_s,
             "launch": self.launches * P.launch_s(HW),
             "rounds": self.rounds,
@@ -100,6 +107,8 @@ class EquationSet:
             "bytes_wram_to_mram": N * sum((s.count * s.write_bytes for s in self.sections), sympy.Integer(0)),
             "dmas_read": sum((s.count * s.read_dmas for s in self.sections), sympy.Integer(0)),
             "dmas_write": sum((s.count * s.write_dmas for s in self.sections), sympy.Integer(0)),
+            "link": self.rounds * self.link_s,
+            "bytes_link": N * self.rounds * self.link_bytes_per_dpu,
         }
 
 

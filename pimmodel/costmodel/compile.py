@@ -23,15 +23,16 @@ from typing import Any
 import numpy as np
 
 _MODEL_SOURCES = ("costmodel/common.py", "costmodel/symbols.py", "costmodel/ma_sgd.py", "costmodel/ga_sgd.py",
-                  "costmodel/admm.py", "costmodel/registry.py", "costmodel/compile.py", "primitives.py",
-                  "kernelspec.py", "specs/hardware.py")
+                  "costmodel/admm.py", "costmodel/interconnect.py", "costmodel/registry.py", "costmodel/compile.py",
+                  "primitives.py", "kernelspec.py", "specs/hardware.py")
 
 
 @dataclass(frozen=True)
 class CompiledModel:
     """A configuration's compiled expressions: call with arrays (or scalars) by input name."""
 
-    key: tuple[str, str, str]
+    key: tuple[str, str, str, str]
+    """(optimizer, model, layout, link topology)"""
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     function: Callable[..., list[Any]]
@@ -67,7 +68,7 @@ def _namespace() -> dict[str, Any]:
     return {**np.__dict__, "reduce": functools.reduce, "numpy": np}
 
 
-def _generate(key: tuple[str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+def _generate(key: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     import inspect
 
     import sympy
@@ -90,10 +91,11 @@ def _load(source: str) -> Callable[..., list[Any]]:
 
 
 @functools.cache
-def compiled(optimizer: str, model: str, layout: str) -> CompiledModel:
-    """The compiled model of one configuration (from the disk cache when the sources are unchanged)."""
-    key = (optimizer, model, layout)
-    path = _cache_dir() / _source_key() / f"{optimizer}-{model}-{layout}.py"
+def compiled(optimizer: str, model: str, layout: str, topology: str = "none") -> CompiledModel:
+    """The compiled model of one configuration and link topology (from the disk cache when the sources
+    are unchanged)."""
+    key = (optimizer, model, layout, topology)
+    path = _cache_dir() / _source_key() / f"{optimizer}-{model}-{layout}-{topology}.py"
     if path.exists():
         header, _, source = path.read_text(encoding="utf-8").partition("\n#---\n")
         inputs_line, outputs_line = header.splitlines()

@@ -21,6 +21,7 @@ from .common import (
     host_threads,
     model_bytes,
 )
+from .interconnect import Exchange
 
 
 def equations(model: str, layout: str) -> EquationSet:
@@ -33,4 +34,11 @@ def equations(model: str, layout: str) -> EquationSet:
     update = P.host_reduce_s(K.ga_host_update_passes * WL.features * 8, host_threads(layout), HW)
     aggregate = rounds * (host_reduce(K.ga_host_passes, gradient_bytes, layout) + update)
     return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,
-                       host_aggregate_s=aggregate)
+                       host_aggregate_s=aggregate, exchange=averaging(layout))
+
+
+def averaging(layout: str) -> Exchange:
+    """Over direct links: all-reduce the gradients (and bias gradient); every DPU updates w (one sweep)."""
+    gradient_bytes = 4 if layout == "dense" else 8
+    return Exchange(WL.features * gradient_bytes + (8 if layout == "dense" else 0), gradient_bytes,
+                    update_passes=1)

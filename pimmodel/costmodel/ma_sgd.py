@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..kernelspec import PROFILE as K
 from .common import WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, model_bytes
+from .interconnect import Exchange
 
 
 def equations(model: str, layout: str) -> EquationSet:
@@ -20,4 +21,9 @@ def equations(model: str, layout: str) -> EquationSet:
     pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
     aggregate = rounds * host_reduce(K.ma_host_passes, 4, layout)
     return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,
-                       host_aggregate_s=aggregate)
+                       host_aggregate_s=aggregate, exchange=averaging(layout))
+
+
+def averaging(layout: str) -> Exchange:
+    """Over direct links: all-reduce the local models (and bias); every DPU then averages (one sweep)."""
+    return Exchange(model_bytes(layout) + (8 if layout == "dense" else 0), 4, update_passes=1)

@@ -72,9 +72,9 @@ def workload_inputs(w: Workload) -> dict[str, float]:
 
 
 def evaluate(w: Workload, hw_values: Mapping[str, Any], coefficients: Mapping[str, Any] | None = None,
-             overrides: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
-    """Raw compiled outputs for ``w``; any input may be an array (vectorized design points)."""
-    model = compiled(w.optimizer, w.model, w.dataset.layout)
+             overrides: Mapping[str, Any] | None = None, topology: str = "none") -> dict[str, np.ndarray]:
+    """Raw compiled outputs for ``w`` (averaging over ``topology`` links); any input may be an array."""
+    model = compiled(w.optimizer, w.model, w.dataset.layout, topology)
     values = {**hw_values, **COEFFICIENT_DEFAULTS, **(coefficients or {}), **workload_inputs(w),
               **(overrides or {})}
     return model(values)
@@ -110,7 +110,7 @@ def predict(w: Workload, hw: HardwareSpec, view: str = "wall", coefficients: Map
         coefficients, calibration = cal.coefficients_for(w), cal.label
     elif calibration is None:
         calibration = "explicit coefficients"
-    raw = evaluate(w, hw.numeric(), coefficients)
+    raw = evaluate(w, hw.numeric(), coefficients, topology=hw.link_topology)
     phases = phases_for_view(raw, view)
     return Prediction(
         hardware=hw.name, workload=w, view=view,

@@ -8,8 +8,10 @@ from functools import cache
 import sympy
 
 from ..errors import unknown
+from ..specs.hardware import TOPOLOGIES
 from . import admm, ga_sgd, ma_sgd
 from .common import EquationSet
+from .interconnect import linked
 
 EQUATION_SETS: dict[str, Callable[[str, str], EquationSet]] = {
     "ma-sgd": ma_sgd.equations,
@@ -25,6 +27,12 @@ def equation_set(optimizer: str, model: str, layout: str) -> EquationSet:
 
 
 @cache
-def expressions(optimizer: str, model: str, layout: str) -> dict[str, sympy.Expr]:
-    """Per-epoch expressions (phases in seconds, bytes, rounds) of one configuration."""
-    return {k: sympy.sympify(v) for k, v in equation_set(optimizer, model, layout).phase_expressions().items()}
+def expressions(optimizer: str, model: str, layout: str, topology: str = "none") -> dict[str, sympy.Expr]:
+    """Per-epoch expressions (phases in seconds, bytes, rounds) of one configuration; a ``topology`` other
+    than "none" does the averaging step over direct DPU links (``interconnect.py``)."""
+    equations = equation_set(optimizer, model, layout)
+    if topology != "none":
+        if topology not in TOPOLOGIES:
+            raise unknown("interconnect topology", topology, TOPOLOGIES)
+        equations = linked(equations, topology, layout)
+    return {k: sympy.sympify(v) for k, v in equations.phase_expressions().items()}

@@ -74,14 +74,15 @@ def observe(points: Sequence[DesignPoint], hw: HardwareSpec, settings: EmulatorS
 def phase_error_summary(observations: Sequence[Observation], hw: HardwareSpec,
                         coefficients: Callable[[Any], dict[str, float]] | dict[str, float],
                         min_share: float = HOLDOUT_SHARE) -> dict[str, dict[str, float]]:
-    """Per phase: mean |relative error|, max |relative error| and count over the observations
+    """Per phase: mean |relative error|, max |relative error|, root-mean-square error and count over the observations
     (``coefficients``: at full density, or a function of the workload)."""
     from .fit import relative_errors
 
     pred = model_phases(observations, hw.numeric(), coefficients)
     errs = {p: list(np.abs(v)) for p, v in relative_errors(observations, pred, PHASES, min_share).items()}
     return {p: {"mean_abs": float(np.mean(v)) if v else 0.0, "max_abs": float(np.max(v)) if v else 0.0,
-                "count": len(v)} for p, v in errs.items()}
+                "rms": float(np.sqrt(np.mean(np.square(v)))) if v else 0.0, "count": len(v)}
+            for p, v in errs.items()}
 
 
 def holdout_points() -> list[DesignPoint]:

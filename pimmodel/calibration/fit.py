@@ -152,7 +152,9 @@ def fit_layout(observations: Sequence[Observation], hw_values: Mapping[str, floa
     probe = _Problem(observations, hw_values, candidates, base, min_share)
     names, ties = _free_names(probe, candidates, np.array([base[n] for n in candidates], dtype=float))
     if not names:
-        raise CalibrationError("none of the coefficients affects these observations")
+        # Nothing data-dependent in this group on this hardware (e.g. dense LR on UPMEM, whose 64-bit
+        # multiply is straight-line code): the model's counts are exact, there is nothing to fit.
+        return LayoutFit(names=(), values=(), std_errors=(), covariance=(), observations=len(observations))
     problem = _Problem(observations, hw_values, names, base, min_share, ties)
     x, resid, jac = _solve(problem, np.array([base[n] for n in names], dtype=float))
     n, p = resid.size, len(names)

@@ -1,0 +1,135 @@
+"""``pimmodel explore`` (design-space search with Optuna) and ``pimmodel sensitivity``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import StudyError
+
+Storage = Annotated[str | None, typer.Option("--storage", help="Optuna storage URL (default: sqlite:///"
+                                             "pimmodel-studies.db in the current directory; postgresql://... "
+                                             "for many machines; journal:///file.log for Optuna's journal file).")]
+
+
+def explore_command(
+    study: Annotated[str, typer.Argument(help="Study file (studies/*.toml), or 'show' followed by the file.")],
+    show_target: Annotated[str | None, typer.Argument(metavar="[STUDY.toml]", help="With 'show': the study.",
+                                                      show_default=False)] = None,
+    trials: Annotated[int | None, typer.Option("--trials", min=1, help="New trials to run (default: the "
+                                               "study's 'trials').")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="Stop after this many seconds.")] = None,
+    storage: Storage = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Local worker processes on one storage.")] = 1,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Sampler seed (default: the study's).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Directory for pareto_front.png, history.png, "
+                                              "importances.png.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the study record as JSON.")] = False,
+) -> None:
+    """Search hypothetical PIM hardware for a study (objectives, constraints, parameters in STUDY.toml).
+
+    Re-running a study name on the same storage resumes it. `pimmodel explore show STUDY.toml --storage URL`
+    reprints a stored study without running trials. --json prints {"study", "trials", "feasible", "front":
+    [{"params", "objectives", "improvement"}], "baseline", "importances"}.
+    """
+    from ..dse.space import load_study
+    from ..dse.study import DEFAULT_STORAGE
+
+    show = study == "show"
+    path = show_target if show else study
+    if path is None:
+        raise StudyError("explore show needs the study file: pimmodel explore show STUDY.toml --storage URL")
+    if not show and show_target is not None:
+        raise StudyError(f"unexpected argument {show_target!r}; use 'pimmodel explore STUDY.toml [options]'")
+    spec = load_study(path)
+    url = storage or DEFAULT_STORAGE
+    if not show:
+        _run(spec, url, trials or spec.trials, timeout, seed, workers)
+    _report(spec, url, plot, json)
+
+
+def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | None, workers: int) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..dse.study import open_study, run, run_workers
+
+    console = Console(stderr=True)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("best {task.fields[best]}"))
+    first = spec.objectives[0].name
+    with Progress(*columns, console=console, disable=not sys.stderr.isatty(), transient=False) as bar:
+        task = bar.add_task(f"{spec.name} ({first})", total=trials, best="-")
+        if workers > 1:
+            _, store = open_study(spec, url)
+            store.read_new()  # skip the trials stored before this run
+            counted = [0]
+
+            def poll() -> None:
+                counted[0] += len(store.read_new())
+                bar.update(task, completed=min(counted[0], trials))
+
+            run_workers(spec, url, trials, timeout, seed, workers, poll)
+        else:
+            def progress(done: int, best: float | None) -> None:
+                bar.update(task, completed=done, best="-" if best is None else f"{best:.4g}")
+
+            run(spec, url, trials, timeout, seed, progress)
+
+
+def _report(spec: Any, url: str, plot: Path | None, as_json: bool) -> None:
+    from ..dse.result import summarize
+    from ..dse.study import stored_trials
+
+    trials = stored_trials(spec, url)
+    record = summarize(spec, url, trials=trials)
+    if plot is not None:
+        from ..dse.plots import write_plots
+
+        record["plots"] = [str(p) for p in write_plots(spec, record, trials, plot)]
+    if as_json:
+        from ..report.json import emit
+
+        emit(record)
+        return
+    from ..dse.tables import print_study
+
+    print_study(record)
+
+
+def sensitivity_command(
+    hardware: Annotated[str, typer.Option("--hardware", help="Hardware spec name or TOML file.")] = "upmem-2556",
+    dataset: Annotated[str, typer.Option("--dataset", help="yfcc100m-hnfc6 or criteo-1tb.")] = "yfcc100m-hnfc6",
+    model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
+    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 2048,
+    scaling: Annotated[str, typer.Option("--scaling", help="weak or strong.")] = "weak",
+    view: Annotated[str, typer.Option("--view", help="wall or breakdown.")] = "wall",
+    top: Annotated[int, typer.Option("--top", min=1, help="Parameters listed.")] = 12,
+    json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
+) -> None:
+    """Elasticities d ln T / d ln p of the epoch time and of each phase w.r.t. every hardware parameter
+    (exact symbolic derivatives), ranked, plus what-if lines for all three optimizers."""
+    from ..dse.sensitivity import sensitivity
+    from ..specs import DATASETS, Workload, load_dataset, load_hardware
+
+    hw = load_hardware(hardware)
+    ds = DATASETS.get(dataset) or load_dataset(dataset)
+    w = Workload(ds, model, optimizer, dpus, scaling=scaling, epochs=1)
+    record = sensitivity(w, hw, view)
+    if json:
+        from ..report.json import emit
+
+        emit(record)
+        return
+    from ..dse.tables import print_sensitivity
+
+    print_sensitivity(record, top)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("explore")(explore_command)
+    app.command("sensitivity")(sensitivity_command)

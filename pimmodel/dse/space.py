@@ -1,0 +1,319 @@
+"""Search spaces as data: a study file (``studies/*.toml``) loaded into frozen records.
+
+A study names the baseline hardware, the workloads it scores, its objectives and constraints, and the
+hardware parameters it searches. Each parameter is one table under ``[parameters]``::
+
+    dpu_clock = { field = "dpu_clock_hz", low = 350, high = 1200, unit = "MHz", scale = "log" }
+    tasklets = { field = "tasklets", low = 11, high = 24, type = "int" }
+    multiplier = { choices = ["software", "native"],
+                   sets = { native = { int32_mul_base_instructions = 1, mul_step_instructions = 0 } } }
+    link_topology = { choices = ["none", "ring"] }
+
+``field`` (default: the table key) is a numeric ``HardwareSpec`` field, ``link_topology``, or
+``tasklets`` (the tasklets the kernels run; it also sets the hardware threads). ``unit`` converts the
+bounds to SI (``MHz``, ``GB/s``, ``KiB``, ``us``...). A choice either picks a field's value or, with
+``sets``, applies a set of field values (a hardware feature such as a native multiplier).
+Every bad key or value is a one-line ``StudyError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError, StudyError, suggest
+from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, TOPOLOGIES, load_hardware
+from ..specs._toml import read_toml
+from ..specs.hardware import FIELD_BY_NAME
+
+UNITS: dict[str, float] = {
+    "": 1.0, "1": 1.0, "Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9, "s": 1.0, "ms": 1e-3, "us": 1e-6,
+    "ns": 1e-9, "B": 1.0, "KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3, "B/s": 1.0, "MB/s": 1e6,
+    "GB/s": 1e9, "W": 1.0, "cycles": 1.0, "instructions": 1.0, "cycles/B": 1.0,
+}
+OBJECTIVES: dict[str, str] = {
+    "time_per_epoch": "minimize", "strong_scaling_efficiency": "maximize", "weak_scaling_growth": "minimize",
+    "speedup": "maximize", "energy_per_epoch": "minimize", "cost": "minimize",
+}
+"""Objective kinds and their directions."""
+SAMPLERS = ("nsga2", "tpe")
+WORKLOAD_FIELD = "tasklets"
+STRUCTURAL_FIELD = "link_topology"
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One searched dimension, bounds in SI (``low``/``high``) and as written (``unit``)."""
+
+    name: str
+    field: str
+    kind: str  # "float" | "int" | "choice"
+    low: float = 0.0
+    high: float = 0.0
+    log: bool = False
+    unit: str = ""
+    choices: tuple[Any, ...] = ()
+    sets: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """For feature choices: (choice, ((field, SI value), ...)); the first choice may set nothing."""
+
+    @property
+    def scale(self) -> float:
+        return UNITS[self.unit]
+
+    def set_for(self, choice: Any) -> dict[str, float]:
+        return dict(next((fields for c, fields in self.sets if c == choice), ()))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadCase:
+    dataset: str
+    model: str
+    optimizer: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset.split('-')[0]}/{self.model}/{self.optimizer}"
+
+
+@dataclass(frozen=True, slots=True)
+class Objective:
+    kind: str
+    dpus: int = 2048
+    low_dpus: int = 256
+    epochs: int = 1
+
+    @property
+    def direction(self) -> str:
+        return OBJECTIVES[self.kind]
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class Constraints:
+    fit_memory: bool = True
+    max_power_w: float | None = None
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StudySpec:
+    name: str
+    description: str
+    baseline: str
+    sampler: str
+    trials: int
+    seed: int | None
+    batch: int
+    view: str
+    workloads: tuple[WorkloadCase, ...]
+    objectives: tuple[Objective, ...]
+    constraints: Constraints
+    parameters: tuple[Parameter, ...]
+    path: str = ""
+
+    @property
+    def directions(self) -> list[str]:
+        return [o.direction for o in self.objectives]
+
+
+# ---------------------------------------------------------------- loading
+def load_study(path: str | Path) -> StudySpec:
+    """Read and validate a study file (one-line ``StudyError`` for anything wrong)."""
+    p = Path(path)
+    try:
+        data = read_toml(p, "study")
+    except SpecError as exc:
+        raise StudyError(str(exc)) from None
+    return from_mapping(data, str(p))
+
+
+def _table(data: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise StudyError(f"{origin}: [{key}] must be a table")
+    return value
+
+
+def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise StudyError(f"{where}: unknown key {key!r}{suggest(key, allowed)}")
+
+
+def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
+    _check_keys(data, {"study", "workloads", "objective", "constraints", "parameters"}, origin)
+    head = _table(data, "study", origin)
+    _check_keys(head, {"name", "description", "baseline", "sampler", "trials", "seed", "batch", "view"},
+                f"{origin} [study]")
+    name = head.get("name")
+    if not isinstance(name, str) or not name:
+        raise StudyError(f"{origin}: [study] needs a name (a string)")
+    sampler = str(head.get("sampler", "nsga2"))
+    if sampler not in SAMPLERS:
+        raise StudyError(f"{origin}: unknown sampler {sampler!r}{suggest(sampler, SAMPLERS)}")
+    baseline = str(head.get("baseline", "upmem-2556"))
+    try:
+        base_spec = load_hardware(baseline)
+    except SpecError as exc:
+        raise StudyError(f"{origin}: baseline: {exc}") from None
+    objectives = _objectives(data.get("objective"), origin)
+    if len(objectives) > 1 and sampler == "tpe":
+        sampler = "tpe"  # multi-objective TPE is supported by Optuna as well
+    spec = StudySpec(
+        name=name, description=str(head.get("description", "")), baseline=base_spec.name, sampler=sampler,
+        trials=_int(head.get("trials", 1000), "trials", origin), seed=_opt_int(head.get("seed"), origin),
+        batch=_int(head.get("batch", 64), "batch", origin), view=str(head.get("view", "wall")),
+        workloads=_workloads(_table(data, "workloads", origin), origin), objectives=objectives,
+        constraints=_constraints(_table(data, "constraints", origin), origin),
+        parameters=tuple(_parameter(k, v, origin) for k, v in _table(data, "parameters", origin).items()),
+        path=origin)
+    if not spec.parameters:
+        raise StudyError(f"{origin}: [parameters] is empty; give at least one hardware parameter to search")
+    if spec.view not in ("wall", "breakdown"):
+        raise StudyError(f"{origin}: view must be 'wall' or 'breakdown', got {spec.view!r}")
+    return spec
+
+
+def _int(value: Any, key: str, origin: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise StudyError(f"{origin}: {key} must be a positive whole number, got {value!r}")
+    return value
+
+
+def _opt_int(value: Any, origin: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StudyError(f"{origin}: seed must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _as_list(value: Any, key: str, allowed: tuple[str, ...] | list[str], origin: str) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if item not in allowed:
+            raise StudyError(f"{origin}: [workloads] unknown {key} {item!r}{suggest(str(item), allowed)}")
+    return [str(i) for i in items]
+
+
+def _workloads(table: Mapping[str, Any], origin: str) -> tuple[WorkloadCase, ...]:
+    _check_keys(table, {"datasets", "models", "optimizers"}, f"{origin} [workloads]")
+    datasets = _as_list(table.get("datasets", list(DATASETS)), "dataset", list(DATASETS), origin)
+    models = _as_list(table.get("models", list(MODELS)), "model", MODELS, origin)
+    optimizers = _as_list(table.get("optimizers", list(OPTIMIZERS)), "optimizer", OPTIMIZERS, origin)
+    return tuple(WorkloadCase(d, m, o) for d in datasets for m in models for o in optimizers)
+
+
+def _objectives(raw: Any, origin: str) -> tuple[Objective, ...]:
+    if raw is None:
+        return (Objective("time_per_epoch"),)
+    items = raw if isinstance(raw, list) else [raw]
+    out = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise StudyError(f"{origin}: each [[objective]] must be a table")
+        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs"}, f"{origin} [[objective]]")
+        kind = str(item.get("kind", ""))
+        if kind not in OBJECTIVES:
+            raise StudyError(f"{origin}: unknown objective kind {kind!r}{suggest(kind, OBJECTIVES)}")
+        obj = Objective(kind, _int(item.get("dpus", 2048), "dpus", origin),
+                        _int(item.get("low_dpus", 256), "low_dpus", origin),
+                        _int(item.get("epochs", 1), "epochs", origin))
+        if obj.low_dpus >= obj.dpus:
+            raise StudyError(f"{origin}: objective {kind}: low_dpus must be below dpus")
+        out.append(obj)
+    if len({o.kind for o in out}) != len(out):
+        raise StudyError(f"{origin}: each objective kind may appear once")
+    return tuple(out)
+
+
+def _constraints(table: Mapping[str, Any], origin: str) -> Constraints:
+    _check_keys(table, {"fit_memory", "max_power_w", "max_cost"}, f"{origin} [constraints]")
+    for key in ("max_power_w", "max_cost"):
+        value = table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+            raise StudyError(f"{origin}: constraints.{key} must be a positive number, got {value!r}")
+    return Constraints(bool(table.get("fit_memory", True)), table.get("max_power_w"), table.get("max_cost"))
+
+
+def _parameter(key: str, raw: Any, origin: str) -> Parameter:
+    where = f"{origin} parameters.{key}"
+    if not isinstance(raw, Mapping):
+        raise StudyError(f"{where} must be a table like {{ low = 1, high = 2 }} or {{ choices = [...] }}")
+    _check_keys(raw, {"field", "low", "high", "unit", "scale", "type", "choices", "sets"}, where)
+    target = str(raw.get("field", key))
+    known = {*FIELD_BY_NAME, WORKLOAD_FIELD, STRUCTURAL_FIELD}
+    if "sets" not in raw and target not in known:
+        raise StudyError(f"{where}: unknown hardware field {target!r}{suggest(target, known)}")
+    if "choices" in raw:
+        return _choice(key, target, raw, where)
+    unit = str(raw.get("unit", ""))
+    if unit not in UNITS:
+        raise StudyError(f"{where}: unknown unit {unit!r}{suggest(unit, UNITS)}")
+    low, high = raw.get("low"), raw.get("high")
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in (low, high)) or not low < high:
+        raise StudyError(f"{where}: needs numbers low < high, got low={low!r} high={high!r}")
+    scale = str(raw.get("scale", "linear"))
+    if scale not in ("linear", "log"):
+        raise StudyError(f"{where}: scale must be 'linear' or 'log', got {scale!r}")
+    kind = str(raw.get("type", "int" if target in (WORKLOAD_FIELD,) or _is_int(target) else "float"))
+    if kind not in ("int", "float"):
+        raise StudyError(f"{where}: type must be 'int' or 'float', got {kind!r}")
+    p = Parameter(key, target, kind, float(low), float(high), scale == "log", unit)
+    _check_range(p, p.low * p.scale, where)
+    _check_range(p, p.high * p.scale, where)
+    return p
+
+
+def _is_int(target: str) -> bool:
+    f = FIELD_BY_NAME.get(target)
+    return bool(f and f.integer)
+
+
+def _check_range(p: Parameter, si_value: float, where: str) -> None:
+    f = FIELD_BY_NAME.get(p.field)
+    if f is not None and not f.low <= si_value <= f.high:
+        raise StudyError(f"{where}: {si_value / p.scale:g} {p.unit} is outside the allowed range of {f.name} "
+                         f"[{f.low / p.scale:g}, {f.high / p.scale:g}] {p.unit}".rstrip())
+
+
+def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parameter:
+    choices = raw["choices"]
+    if not isinstance(choices, list) or not choices:
+        raise StudyError(f"{where}: choices must be a non-empty list")
+    if target == STRUCTURAL_FIELD:
+        for c in choices:
+            if c not in TOPOLOGIES:
+                raise StudyError(f"{where}: unknown topology {c!r}{suggest(str(c), TOPOLOGIES)}")
+    sets_raw = raw.get("sets", {})
+    if not isinstance(sets_raw, Mapping):
+        raise StudyError(f"{where}: sets must be a table of choice -> {{ field = value }}")
+    sets = []
+    for choice, fields in sets_raw.items():
+        if choice not in choices:
+            raise StudyError(f"{where}: sets.{choice} is not one of the choices {choices}")
+        if not isinstance(fields, Mapping):
+            raise StudyError(f"{where}: sets.{choice} must be a table of field = SI value")
+        for name, value in fields.items():
+            if name not in FIELD_BY_NAME:
+                raise StudyError(f"{where}: sets.{choice}: unknown field {name!r}{suggest(name, FIELD_BY_NAME)}")
+            f = FIELD_BY_NAME[name]
+            if isinstance(value, bool) or not isinstance(value, int | float) or not f.low <= value <= f.high:
+                raise StudyError(f"{where}: sets.{choice}.{name} = {value!r} is outside [{f.low:g}, {f.high:g}]")
+        sets.append((str(choice), tuple((n, float(v)) for n, v in fields.items())))
+    if not sets and target not in FIELD_BY_NAME and target != STRUCTURAL_FIELD:
+        raise StudyError(f"{where}: a choice needs a hardware field or 'sets'")
+    if not sets and target in FIELD_BY_NAME:
+        for c in choices:
+            if isinstance(c, bool) or not isinstance(c, int | float):
+                raise StudyError(f"{where}: choices of {target} must be numbers (SI), got {c!r}")
+    return Parameter(key, target, "choice", choices=tuple(choices), sets=tuple(sets), unit=str(raw.get("unit", "")))
+
+
+__all__ = ["OBJECTIVES", "SAMPLERS", "SCALINGS", "UNITS", "Constraints", "Objective", "Parameter", "StudySpec",
+           "WorkloadCase", "from_mapping", "load_study"]

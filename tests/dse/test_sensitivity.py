@@ -1,0 +1,68 @@
+"""Elasticities from the symbolic derivatives agree with finite differences of the compiled model."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from pimmodel.costmodel.predict import PHASES, evaluate, phases_for_view
+from pimmodel.dse.sensitivity import elasticities
+from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
+from pimmodel.specs.hardware import FIELD_BY_NAME
+
+CASES = [(YFCC, "lr", "ma-sgd", "none", "wall"), (CRITEO, "svm", "ga-sgd", "none", "breakdown"),
+         (CRITEO, "lr", "admm", "ring", "wall"), (YFCC, "svm", "ga-sgd", "in-rank", "wall")]
+
+
+def _total(w: Workload, values: dict[str, float], topology: str, view: str) -> float:
+    return float(sum(phases_for_view(evaluate(w, values, topology=topology), view).values()))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}-{c[3]}-{c[4]}")
+def test_elasticities_match_finite_differences(case) -> None:  # type: ignore[no-untyped-def]
+    ds, model, optimizer, topology, view = case
+    hw = load_hardware("upmem-2556").replace(link_topology=topology, link_bytes_per_s=4e9, link_latency_s=1e-6)
+    w = Workload(ds, model, optimizer, 2048)
+    record = elasticities(w, hw, view)
+    assert record["epoch_s"] == pytest.approx(sum(record["phases_s"].values()))
+    checked = 0
+    h = 1e-6
+    for row in record["elasticities"]:
+        name = row["parameter"]
+        if FIELD_BY_NAME[name].integer or abs(row["epoch"]) < 1e-4:
+            continue
+        up, down = hw.numeric(), hw.numeric()
+        up[name] *= 1 + h
+        down[name] *= 1 - h
+        fd = (math.log(_total(w, up, topology, view)) - math.log(_total(w, down, topology, view))) / (
+            math.log(1 + h) - math.log(1 - h))
+        assert row["epoch"] == pytest.approx(fd, rel=1e-3, abs=1e-6), name
+        checked += 1
+    assert checked >= 5
+
+
+def test_phase_elasticities_of_a_pure_bandwidth_term() -> None:
+    """pim_to_host = rounds (c + b N / (B_pull R^x)): its elasticity w.r.t. B_pull is minus the bandwidth share."""
+    hw = load_hardware("upmem-2556")
+    w = Workload(CRITEO, "lr", "ga-sgd", 2048)
+    rows = {r["parameter"]: r for r in elasticities(w, hw)["elasticities"]}
+    e = rows["pull_bytes_per_s_per_rank"]["phases"]["pim_to_host"]
+    overhead = rows["transfer_call_overhead_s"]["phases"]["pim_to_host"]
+    assert e == pytest.approx(-(1 - overhead), rel=1e-9)
+    assert all(rows["pull_bytes_per_s_per_rank"]["phases"][p] == 0 for p in PHASES if p != "pim_to_host")
+
+
+def test_sensitivity_cli_json() -> None:
+    out = subprocess.run([sys.executable, "-c", "from pimmodel.cli import main; main()", "sensitivity", "--dataset",
+                          "criteo-1tb", "--optimizer", "ga-sgd", "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["elasticities"][0]["parameter"] and {"epoch", "phases", "value"} <= set(r["elasticities"][0])
+    assert abs(r["elasticities"][0]["epoch"]) >= abs(r["elasticities"][-1]["epoch"])
+    lines = {x["change"]: x for x in r["what_if"]}
+    assert lines["4x host bandwidth"]["speedup"]["ga-sgd"] > lines["4x host bandwidth"]["speedup"]["admm"]
+    assert "MA-SGD" in lines["4x host bandwidth"]["text"]

@@ -53,6 +53,15 @@ class KernelProfile:
     """SVM: label select, two's-complement negation, margin compare, flag store."""
     lut_read_bytes: int = 8
     """one LUT entry is fetched from MRAM with an 8-byte DMA."""
+    sigmoid_ops: tuple[tuple[str, int], ...] = (
+        ("float_convert", 4), ("float_div", 1), ("float_mul", 2), ("double_add", 1), ("double_div", 1))
+    """soft-float calls of ``CAST / (1.0 + expf(-((float) z / CAST)))`` and the TransPimLib ``expf``, as
+    written in ``dpu/task.c``: conversions (float) z [int64 -> float], (int) ldexpf(...) [the LUT address,
+    float -> int], exp_tmp -> double [1.0 is a double], (LS) of the quotient [double -> int64]; one float
+    divide (/ CAST); float multiplies x * log2_e and fraction * ln_2 (the fixed-point split and the two
+    ldexpf calls are integer code, in ``sigmoid_integer_instructions``); 1.0 + e; CAST / (...). Note: clang
+    folds the divide by the power-of-two constant CAST into a multiply by its exact inverse, so the binary
+    likely has 3 float multiplies and no float divide; the source-level count is kept here."""
     # ---- sparse (Criteo-like) kernels: 40-slot ELL rows, byte offsets, random 8-B accesses
     ell_slots: int = 40
     sparse_access_bytes: int = 8
@@ -61,17 +70,51 @@ class KernelProfile:
     sparse_grad_slot_instructions: float = 14
     """per slot in the gradient: address, class-weight shifts with guards, -1 tests, add."""
     sparse_label_block_bytes: int = 512
-    """labels are read 128 at a time."""
+    """MA-SGD / ADMM: tasklet 0 reads the labels 128 at a time (``cache_Y[128]``)."""
+    sparse_ga_label_block_bytes: int = 16
+    """GA-SGD: tasklet 0 reads the labels 4 at a time (``cache_Y[4]``)."""
+    sparse_acc_bytes: int = 8
+    """int64 gradient accumulators of the sparse kernels (zeroing, update sweep, GA pull)."""
+    dma_loop_instructions: float = 3
+    """per iteration of a loop that only issues one DMA (the sparse zeroing): call set-up, address, branch."""
     sparse_dense_block_bytes: int = 1024
     """block size of the dense sweeps (zeroing, update) in the sparse kernels."""
-    # ---- barriers
+    # ---- words and small transfers shared by all kernels
+    value_bytes: int = 4
+    """one uint32 feature (dense Q1.31 value or sparse byte offset) and one int32 weight."""
+    label_bytes: int = 4
+    """one uint32 label."""
+    bias_bytes: int = 8
+    """dense kernels: tasklet T-1 reads the int64 bias once at launch start and writes it (MA/ADMM: the
+    bias; GA: the bias gradient) once at launch end."""
+    dense_ga_label_block_bytes: int = 8
+    """GA-SGD dense: tasklet 0 reads the labels 2 at a time (``cache_Y[2]``); MA-SGD / ADMM read the
+    whole local batch in one DMA at the start of a local step (padded to 8 B)."""
+    # ---- barriers (``barrier_wait`` calls of the kernels)
     barriers_per_launch: int = 2
     """kernel start and kernel end."""
     barriers_per_sample: int = 2
     """after the partial dot products, after tasklet 0 computed the error."""
-    barriers_per_step: int = 2
-    """after the mini-batch loop and after the update (ADMM: one more, see admm_barriers_per_step)."""
-    admm_extra_barriers_per_step: int = 1
+    barriers_after_update: int = 2
+    """MA-SGD / ADMM, per local step: after the mini-batch loop and after the local update."""
+    barriers_after_zeroing_sparse: int = 1
+    """sparse kernels (all optimizers), per local step: after zeroing the accumulators."""
+    barriers_after_zeroing_dense_ga: int = 1
+    """dense GA-SGD, per launch: after zeroing (the dense MA-SGD / ADMM kernels have none there)."""
+
+    def step_barriers(self, layout: str, update: bool) -> int:
+        """``barrier_wait`` calls per local step besides the per-sample ones."""
+        if layout == "dense":
+            zero = 0 if update else self.barriers_after_zeroing_dense_ga
+        else:
+            zero = self.barriers_after_zeroing_sparse
+        return zero + (self.barriers_after_update if update else 0)
+
+    def label_block_bytes(self, layout: str, update: bool) -> int:
+        """Bytes of one label DMA of tasklet 0; 0 = the whole local batch in one DMA (dense MA / ADMM)."""
+        if layout == "dense":
+            return 0 if update else self.dense_ga_label_block_bytes
+        return self.sparse_label_block_bytes if update else self.sparse_ga_label_block_bytes
     # ---- host parameter server
     dense_host_threads: int = 17
     """YFCC: 16 threads x 256 features + 1 for the bias, created and joined every round."""

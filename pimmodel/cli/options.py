@@ -42,7 +42,8 @@ def dataset_from_options(name: str, features: int | None, nonzeros: int | None, 
     slots = features if layout == "dense" else max(nonzeros, ds.slots_per_row if ds.layout == "sparse" else nonzeros)
     try:
         return replace(ds, name=f"custom({ds.name})", layout=layout, features=features, nonzeros_per_row=nonzeros,
-                       slots_per_row=slots, rows_per_dpu_weak=rows, strong_rows=rows * 256)
+                       slots_per_row=slots, rows_per_dpu_weak=rows, strong_rows=rows * 256,
+                       bias_index=ds.bias_index if (features, layout) == (ds.features, ds.layout) else None)
     except TypeError as exc:  # pragma: no cover - dataclass field mismatch
         raise SpecError(str(exc)) from None
 

@@ -144,8 +144,8 @@ def error_section(model: str, count: Expr) -> Section:
     if model == "svm":
         return Section("error", count, P.serial_cycles(reduce + K.svm_margin_instructions, HW) + barriers,
                        parallel=False)
-    sigmoid = (4 * HW.float_convert_instructions + HW.float_div_instructions + HW.float_mul_instructions
-               + HW.double_add_instructions + HW.double_div_instructions + K.sigmoid_integer_instructions)
+    sigmoid = sum((n * getattr(HW, f"{op}_instructions") for op, n in K.sigmoid_ops),
+                  sympy.Integer(0)) + K.sigmoid_integer_instructions
     lut = P.dma_burst_cycles(K.lut_read_bytes, 1, HW)
     return Section("error", count, P.serial_cycles(reduce + sigmoid, HW) + barriers, read_cycles=lut,
                    read_bytes=sympy.Integer(K.lut_read_bytes), read_dmas=sympy.Integer(1), parallel=False)
@@ -170,22 +170,23 @@ def dense_sample(model: str, count: Expr) -> Section:
                       + COEF.svm_hit_fraction * (HW.int32_add_instructions + K.grad_svm_hit_instructions))
     compute = P.issue_cycles(dot + grad + K.sample_overhead_instructions, T, HW)
     x_n, x_bytes = _blocks(d_t * WL.bytes_per_value, HW.dma_max_bytes)
-    blk_n, blk_bytes = _blocks(d_t * 4, K.dense_block_bytes)
+    blk_n, blk_bytes = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
     x_cycles, x_dmas = concurrent_dmas(x_n, x_bytes)
     r_cycles, r_dmas = concurrent_dmas(2 * blk_n, blk_bytes)  # w blocks, then accumulator blocks
     w_cycles, w_dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
     return Section("sample", count, compute, read_cycles=x_cycles + r_cycles, write_cycles=w_cycles,
-                   read_bytes=D * WL.bytes_per_value + 2 * D * 4, write_bytes=D * 4,
+                   read_bytes=D * WL.bytes_per_value + 2 * D * K.value_bytes, write_bytes=D * K.value_bytes,
                    read_dmas=x_dmas + r_dmas, write_dmas=w_dmas)
 
 
 def dense_zero(count: Expr) -> Section:
-    """Start of a local step: every tasklet zeroes its int32 accumulator slice in MRAM."""
+    """Start of a local step: every tasklet zeroes its int32 accumulator slice in MRAM (the WRAM block is
+    re-zeroed before each of its DMAs, so every accumulator element costs one zeroing iteration)."""
     d_t = dense_features_per_tasklet()
-    blk_n, blk_bytes = _blocks(d_t * 4, K.dense_block_bytes)
+    blk_n, blk_bytes = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
     cycles, dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
-    compute = P.issue_cycles(K.zero_loop_instructions * blk_bytes / 4 + K.step_overhead_instructions, T, HW)
-    return Section("zero", count, compute, write_cycles=cycles, write_bytes=D * 4, write_dmas=dmas)
+    compute = P.issue_cycles(K.zero_loop_instructions * d_t + K.step_overhead_instructions, T, HW)
+    return Section("zero", count, compute, write_cycles=cycles, write_bytes=D * K.value_bytes, write_dmas=dmas)
 
 
 def dense_update(count: Expr, admm: bool) -> Section:
@@ -193,82 +194,119 @@ def dense_update(count: Expr, admm: bool) -> Section:
     d_t = dense_features_per_tasklet()
     per_weight = (HW.int32_shift_instructions + HW.int64_shift_instructions + 2 * HW.int64_add_instructions
                   + K.update_loop_instructions + (K.admm_update_extra_instructions if admm else 0))
-    blk_n, blk_bytes = _blocks(d_t * 4, K.dense_block_bytes)
+    blk_n, blk_bytes = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
     reads = 3 if admm else 2  # w, accumulators [, c = u - z]
     r_cycles, r_dmas = concurrent_dmas(reads * blk_n, blk_bytes)
     w_cycles, w_dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
     return Section("update", count, P.issue_cycles(d_t * per_weight, T, HW), read_cycles=r_cycles,
-                   write_cycles=w_cycles, read_bytes=reads * D * 4, write_bytes=D * 4, read_dmas=r_dmas,
+                   write_cycles=w_cycles, read_bytes=reads * D * K.value_bytes, write_bytes=D * K.value_bytes,
+                   read_dmas=r_dmas,
                    write_dmas=w_dmas)
 
 
-def dense_labels(count: Expr) -> Section:
-    """Tasklet 0 reads the labels of the local batch once per local step."""
-    n, each = _blocks(8 * sympy.ceiling(WL.local_batch * 4 / 8), HW.dma_max_bytes)
-    return Section("labels", count, sympy.Integer(0), read_cycles=n * P.dma_burst_cycles(each, 1, HW),
-                   read_bytes=n * each, read_dmas=n, parallel=False)
+def step_reads(count: Expr, layout: str, update: bool) -> Section:
+    """Small reads once per local step: tasklet 0's labels (dense MA / ADMM: the whole local batch in one
+    DMA; otherwise fixed blocks, ``kernelspec.label_block_bytes``) and, sparse, tasklet T-1's read of the
+    bias weight at the step's first sample."""
+    block = K.label_block_bytes(layout, update)
+    if block == 0:
+        n, each = _blocks(8 * sympy.ceiling(WL.local_batch * K.label_bytes / 8), HW.dma_max_bytes)
+    else:
+        n, each = sympy.ceiling(WL.local_batch / (block // K.label_bytes)), sympy.Integer(block)
+    cycles, read_bytes, dmas = n * P.dma_burst_cycles(each, 1, HW), n * each, n
+    if layout == "sparse":
+        b = K.sparse_access_bytes
+        cycles, read_bytes, dmas = cycles + P.dma_burst_cycles(b, 1, HW), read_bytes + b, dmas + 1
+    return Section("step_reads", count, sympy.Integer(0), read_cycles=cycles, read_bytes=read_bytes,
+                   read_dmas=dmas, parallel=False)
 
 
 # ---------------------------------------------------------------- sparse (Criteo-like) kernels
-def sparse_sample(model: str, count: Expr) -> Section:
-    """Per sample: tasklets split the z active slots (the busiest takes ceil(z/T)); every weight and
-    accumulator access is a random 8-B DMA (read-modify-write for the int64 accumulators)."""
+def sparse_split() -> tuple[Expr, Expr, Expr]:
+    """(q_hi, q_lo, r): the z active slots split over T tasklets, r = z mod T tasklets take q_hi =
+    ceil(z/T) slots and the others q_lo = floor(z/T) (Criteo: 7 x 3 + 9 x 2)."""
     z = WL.nonzeros
-    q = sympy.ceiling(z / T)
-    acc = z + 1  # the bias accumulator sits inside the vector
-    if model == "lr":
-        grad = q * (K.sparse_grad_slot_instructions + HW.int64_add_instructions)
-        writes = COEF.sparse_write_fraction * acc
-    else:
-        grad = COEF.svm_hit_fraction * q * (K.sparse_grad_slot_instructions + HW.int64_add_instructions)
-        writes = COEF.svm_hit_fraction * acc
-    dot = q * (K.sparse_slot_instructions + HW.int64_add_instructions)
-    compute = P.issue_cycles(dot + grad + K.sample_overhead_instructions, T, HW)
-    x_bytes = 8 * sympy.ceiling(q * WL.bytes_per_value / 8)
+    q_lo = sympy.floor(z / T)
+    return sympy.ceiling(z / T), q_lo, z - T * q_lo
+
+
+def _x_bytes(slots: Expr) -> Expr:
+    """One tasklet's slice of an ELL row, read in one DMA rounded up to 8 B."""
+    return 8 * sympy.ceiling(slots * WL.bytes_per_value / 8)
+
+
+def sparse_sample(model: str, count: Expr) -> Section:
+    """Per sample: tasklets split the z active slots (``sparse_split``); every weight and accumulator
+    access is a random 8-B DMA (read-modify-write for the int64 accumulators); tasklet T-1 also reads and
+    writes the bias accumulator. The extra slot of the r busier tasklets runs with only r tasklets issuing."""
+    z = WL.nonzeros
+    q_hi, q_lo, r = sparse_split()
+    hit = 1 if model == "lr" else COEF.svm_hit_fraction
+    per_slot = (K.sparse_slot_instructions + HW.int64_add_instructions
+                + hit * (K.sparse_grad_slot_instructions + HW.int64_add_instructions))
+    compute = (P.issue_cycles(q_lo * per_slot + K.sample_overhead_instructions, T, HW)
+               + (q_hi - q_lo) * P.issue_cycles(per_slot, r, HW))
+    # data-dependent write-backs of the z accumulators (LR: the -1 guards; SVM: margin hits), + the bias
+    writes = hit * COEF.sparse_write_fraction * z + 1
     b = K.sparse_access_bytes
-    read_cycles = (P.dma_burst_cycles(x_bytes, T, HW) + scattered_dmas(z, q, b) + scattered_dmas(acc, q, b)
-                   + P.dma_burst_cycles(K.sparse_label_block_bytes, 1, HW) * 4 / K.sparse_label_block_bytes)
-    write_cycles = scattered_dmas(writes, q, b, write=True)
-    read_bytes = T * x_bytes + b * (z + acc) + 4
+    conc = P.maximum(1, sympy.floor(z / q_hi + sympy.Rational(1, 2)))  # concurrent random accesses
+    x_lo_dmas = (T - r) * sympy.Min(q_lo, 1)
+    x_cycles = (r * P.dma_burst_cycles(_x_bytes(q_hi), T, HW)
+                + x_lo_dmas * P.dma_burst_cycles(_x_bytes(q_lo), T, HW)) / T
+    gathers = 2 * z + 1  # w gathers, accumulator reads (+ the bias accumulator)
+    read_cycles = x_cycles + gathers / conc * P.dma_burst_cycles(b, conc, HW)
+    write_cycles = writes / conc * P.dma_burst_cycles(b, conc, HW, write=True)
+    read_bytes = r * _x_bytes(q_hi) + (T - r) * _x_bytes(q_lo) + b * gathers
     return Section("sample", count, compute, read_cycles=read_cycles, write_cycles=write_cycles,
-                   read_bytes=read_bytes, write_bytes=b * writes, read_dmas=T + z + acc + sympy.Rational(4, 512),
+                   read_bytes=read_bytes, write_bytes=b * writes, read_dmas=r + x_lo_dmas + gathers,
                    write_dmas=writes)
 
 
 def sparse_zero(count: Expr) -> Section:
     """Zero the int64 accumulators (d x 8 B) in 1 KiB blocks: 8 MB per local step for Criteo."""
-    blk_n, blk_bytes = _blocks(D * 8 / T, K.sparse_dense_block_bytes)
+    blk_n, blk_bytes = _blocks(D * K.sparse_acc_bytes / T, K.sparse_dense_block_bytes)
     cycles, dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
-    compute = P.issue_cycles(K.zero_loop_instructions * K.sparse_dense_block_bytes / 8
-                             + K.step_overhead_instructions, T, HW)
-    return Section("zero", count, compute, write_cycles=cycles, write_bytes=D * 8, write_dmas=dmas)
+    compute = P.issue_cycles(K.zero_loop_instructions * K.sparse_dense_block_bytes / K.sparse_acc_bytes
+                             + K.dma_loop_instructions * blk_n + K.step_overhead_instructions, T, HW)
+    return Section("zero", count, compute, write_cycles=cycles, write_bytes=D * K.sparse_acc_bytes,
+                   write_dmas=dmas)
 
 
 def sparse_update(count: Expr, admm: bool) -> Section:
-    """Dense update sweep over all d weights: read w (4 B) and the int64 accumulators (8 B) [and c],
-    write w."""
-    d_t = D / T
+    """Update sweep over the weights [0, bias_slot] (the kernels stop at the bias: Criteo 15 x 489 + 478
+    = 7,813 blocks of 128 weights, not 16 x 489): read w (4 B) and the int64 accumulators (8 B) [and c],
+    write w. The tasklets below the bias slot sweep full slices, so the DPU issues the average stream."""
+    swept = WL.bias_slot + 1
     per_weight = (HW.int64_shift_instructions * 2 + 2 * HW.int64_add_instructions + K.update_loop_instructions
                   + (K.admm_update_extra_instructions if admm else 0))
-    blk = K.dense_block_bytes
-    w_n, w_b = _blocks(d_t * 4, blk)
-    a_n, a_b = _blocks(d_t * 8, K.sparse_dense_block_bytes)
-    reads_w = (2 if admm else 1) * w_n
-    rw_cycles, rw_dmas = concurrent_dmas(reads_w, w_b)
-    ra_cycles, ra_dmas = concurrent_dmas(a_n, a_b)
-    ww_cycles, ww_dmas = concurrent_dmas(w_n, w_b, write=True)
-    return Section("update", count, P.issue_cycles(d_t * per_weight, T, HW), read_cycles=rw_cycles + ra_cycles,
-                   write_cycles=ww_cycles, read_bytes=D * (4 * (2 if admm else 1) + 8), write_bytes=D * 4,
+    w_b = K.dense_block_bytes
+    a_b = K.sparse_dense_block_bytes
+    blocks = sympy.ceiling(swept / (w_b // K.value_bytes))
+    reads_w = 2 if admm else 1
+    rw_cycles, rw_dmas = concurrent_dmas(reads_w * blocks / T, w_b)
+    ra_cycles, ra_dmas = concurrent_dmas(blocks / T, a_b)
+    ww_cycles, ww_dmas = concurrent_dmas(blocks / T, w_b, write=True)
+    return Section("update", count, P.issue_cycles(swept / T * per_weight, T, HW), read_cycles=rw_cycles + ra_cycles,
+                   write_cycles=ww_cycles, read_bytes=blocks * (reads_w * w_b + a_b), write_bytes=blocks * w_b,
                    read_dmas=rw_dmas + ra_dmas, write_dmas=ww_dmas)
 
 
-def launch_barriers(count: Expr) -> Section:
-    return Section("launch", count, K.barriers_per_launch * P.barrier_cycles(T, HW), parallel=False)
+def launch_section(count: Expr, layout: str) -> Section:
+    """Kernel start and end barriers; dense: tasklet T-1 reads the int64 bias at the start and writes it
+    (GA: the bias gradient) at the end."""
+    cycles = K.barriers_per_launch * P.barrier_cycles(T, HW)
+    if layout != "dense":
+        return Section("launch", count, cycles, parallel=False)
+    b = K.bias_bytes
+    return Section("launch", count, cycles, read_cycles=P.dma_burst_cycles(b, 1, HW),
+                   write_cycles=P.dma_burst_cycles(b, 1, HW, write=True), read_bytes=sympy.Integer(b),
+                   write_bytes=sympy.Integer(b), read_dmas=sympy.Integer(1), write_dmas=sympy.Integer(1),
+                   parallel=False)
 
 
-def step_barriers(count: Expr, admm: bool) -> Section:
-    n = K.barriers_per_step + (K.admm_extra_barriers_per_step if admm else 0)
-    return Section("step", count, n * P.barrier_cycles(T, HW), parallel=False)
+def step_barriers(count: Expr, layout: str, update: bool) -> Section:
+    """``barrier_wait`` calls per local step besides the per-sample ones (``kernelspec.step_barriers``)."""
+    return Section("step", count, K.step_barriers(layout, update) * P.barrier_cycles(T, HW), parallel=False)
 
 
 # ---------------------------------------------------------------- host side
@@ -298,11 +336,12 @@ def dpu_sections(model: str, layout: str, samples: Expr, steps: Expr, launches: 
     """The DPU work of an epoch: ``samples`` rows, ``steps`` local steps (zeroing [+ update]),
     ``launches`` kernel launches."""
     if layout == "dense":
-        sections = [dense_sample(model, samples), dense_zero(steps), dense_labels(steps)]
+        sections = [dense_sample(model, samples), dense_zero(steps)]
         if update:
             sections.append(dense_update(steps, admm))
     else:
         sections = [sparse_sample(model, samples), sparse_zero(steps)]
         if update:
             sections.append(sparse_update(steps, admm))
-    return [*sections, error_section(model, samples), step_barriers(steps, admm), launch_barriers(launches)]
+    return [*sections, step_reads(steps, layout, update), error_section(model, samples),
+            step_barriers(steps, layout, update), launch_section(launches, layout)]

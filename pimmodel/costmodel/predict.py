@@ -68,7 +68,8 @@ def workload_inputs(w: Workload) -> dict[str, float]:
     """The workload symbols' values."""
     return {"dpus": w.dpus, "tasklets": w.tasklets, "rows_per_dpu": w.rows_per_dpu,
             "local_batch": w.local_batch, "features": w.dataset.features,
-            "nonzeros": w.dataset.nonzeros_per_row, "bytes_per_value": w.dataset.bytes_per_value}
+            "nonzeros": w.dataset.nonzeros_per_row, "bytes_per_value": w.dataset.bytes_per_value,
+            "bias_slot": w.dataset.bias_slot}
 
 
 def evaluate(w: Workload, hw_values: Mapping[str, Any], coefficients: Mapping[str, Any] | None = None,

@@ -38,6 +38,8 @@ class WorkloadSymbols:
     features: sympy.Symbol
     nonzeros: sympy.Symbol
     bytes_per_value: sympy.Symbol
+    bias_slot: sympy.Symbol
+    """sparse: index of the bias inside w (the update sweep covers [0, bias_slot]); dense: features."""
 
     def all(self) -> dict[str, sympy.Symbol]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -60,7 +62,7 @@ class Coefficients:
 HW = HardwareSymbols()
 WL = WorkloadSymbols(*(sympy.Symbol(n, positive=True, integer=True) for n in
                        ("dpus", "tasklets", "rows_per_dpu", "local_batch", "features", "nonzeros",
-                        "bytes_per_value")))
+                        "bytes_per_value", "bias_slot")))
 COEF = Coefficients(*(sympy.Symbol(n, nonnegative=True) for n in COEFFICIENT_DEFAULTS))
 
 

@@ -43,7 +43,7 @@ def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, s
         n = dpus * samples_per_dpu
         sh = shard(idx[:n], y[:n], dpus, "sparse", f)
         length = model_length(sh.features, tasklets)
-        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=length)
+        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=length, bias_index=sh.features)
     return _file_data(Path(dataset), dpus, seed, tasklets)
 
 
@@ -63,7 +63,7 @@ def _file_data(path: Path, dpus: int, seed: int, tasklets: int) -> tuple[Any, An
     tr, te = train_test_split(ell.shape[0], 0.2, rng)
     sh = shard(ell[tr], y[tr], dpus, "sparse", top)
     return sh, ell[te], y[te], replace(CRITEO, name=path.stem, features=model_length(sh.features, tasklets),
-                                       rows_per_dpu_weak=sh.rows_per_dpu)
+                                       rows_per_dpu_weak=sh.rows_per_dpu, bias_index=sh.features)
 
 
 def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams, epochs: int = 1,

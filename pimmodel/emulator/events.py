@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..kernelspec import PROFILE as K
 from .kernels import KernelStats
 from .trace import Trace
 
-SIGMOID_OPS = {"float_convert": 3, "float_div": 1, "float_mul": 2, "double_add": 1, "double_div": 1}
-"""(float) z; / 2^31; * log2(e); * ln 2; float -> double; 1.0 + e; 2^31 / (...); double -> int64."""
+SIGMOID_OPS = dict(K.sigmoid_ops)
+"""Soft-float calls of the LR sigmoid (``kernelspec.KernelProfile.sigmoid_ops``)."""
 
 
 def _blocks(total_bytes: int, block: int) -> tuple[int, int]:
@@ -43,6 +44,7 @@ def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update
     tr.add("ops", "mul64_bytes", stats.dot_mul_bytes + stats.grad_mul_bytes)
     tr.add("ops", "int64_shift", n * (2 if model == "lr" else 1))
     tr.add("ops", "int64_add", n)
+    book: float | NDArray[np.float64]
     if model == "lr":
         tr.add("ops", "int32_add", n)
         book = n * (K.dot_loop_instructions + K.grad_lr_loop_instructions)
@@ -53,17 +55,26 @@ def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update
     tr.add("ops", "bookkeeping", book + b * t * K.sample_overhead_instructions
            + d * K.zero_loop_instructions + t * K.step_overhead_instructions)
     d_t = d // t
-    x_n, x_b = _blocks(d_t * 4, 2048)
-    blk_n, blk_b = _blocks(d_t * 4, K.dense_block_bytes)
+    x_n, x_b = _blocks(d_t * K.value_bytes, 2048)
+    blk_n, blk_b = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
     tr.add("dmas", ("read", x_b, t), b * x_n * t)
     tr.add("dmas", ("read", blk_b, t), b * 2 * blk_n * t)
     tr.add("dmas", ("write", blk_b, t), (b + 1) * blk_n * t)  # accumulators per sample + zeroing
-    lab_n, lab_b = _blocks(8 * math.ceil(b * 4 / 8), 2048)
-    tr.add("dmas", ("read", lab_b, 1), lab_n)
+    _label_events(tr, "dense", update, b)
     if update:
         _dense_update_events(tr, d, admm, blk_n, blk_b)
     serial_section(tr, model, b)
-    _step_events(tr, stats, admm)
+    _step_events(tr, stats, "dense", update)
+
+
+def _label_events(tr: Trace, layout: str, update: bool, b: int) -> None:
+    """Tasklet 0 reads the local batch's labels: in one DMA (dense MA / ADMM) or in fixed blocks."""
+    block = K.label_block_bytes(layout, update)
+    if block == 0:
+        n, each = _blocks(8 * math.ceil(b * K.label_bytes / 8), 2048)
+    else:
+        n, each = -(-b // (block // K.label_bytes)), block
+    tr.add("dmas", ("read", each, 1), n)
 
 
 def _dense_update_events(tr: Trace, d: int, admm: bool, blk_n: int, blk_b: int) -> None:
@@ -76,8 +87,8 @@ def _dense_update_events(tr: Trace, d: int, admm: bool, blk_n: int, blk_b: int) 
     tr.add("dmas", ("write", blk_b, t), blk_n * t)
 
 
-def _step_events(tr: Trace, stats: KernelStats, admm: bool) -> None:
-    tr.add("events", "barriers", K.barriers_per_step + (K.admm_extra_barriers_per_step if admm else 0))
+def _step_events(tr: Trace, stats: KernelStats, layout: str, update: bool) -> None:
+    tr.add("events", "barriers", K.step_barriers(layout, update))
     tr.add("events", "margin_hits", stats.margin_hits)
     tr.add("events", "steps", 1)
     if stats.acc_writes.size:
@@ -93,20 +104,27 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
     tr.add("ops", "int64_add", b * z + hits * z)
     tr.add("ops", "bookkeeping", b * z * K.sparse_slot_instructions + hits * z * K.sparse_grad_slot_instructions
            + b * t * K.sample_overhead_instructions + t * K.step_overhead_instructions)
+    # the z slots are split ceil(z/T) / floor(z/T): the extra slot of the z mod T busier tasklets runs
+    # while the others already wait at the barrier
     q_hi, n_hi = -(-z // t), z % t or t
+    if q_hi > z // t:
+        tr.add("tail_ops", ("int64_add", n_hi), (b + hits) * n_hi)
+        tr.add("tail_ops", ("bookkeeping", n_hi), (b * K.sparse_slot_instructions
+                                                   + hits * K.sparse_grad_slot_instructions) * n_hi)
     for q, n in ((q_hi, n_hi), (z // t, t - n_hi)):
         if n and q:
-            tr.add("dmas", ("read", 8 * math.ceil(q * 4 / 8), t), b * n)
-    conc = max(1, round(z / q_hi))
+            tr.add("dmas", ("read", 8 * math.ceil(q * K.value_bytes / 8), t), b * n)
+    conc = max(1, (2 * z + q_hi) // (2 * q_hi))  # z / q_hi concurrent random accesses, rounded half up
     tr.add("dmas", ("read", K.sparse_access_bytes, conc), b * (2 * z + 1))  # w gathers, accumulator reads
     tr.add("dmas", ("write", K.sparse_access_bytes, conc), stats.acc_writes + b)  # + the bias accumulator
     tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1)  # the bias weight, once per step
-    tr.add("dmas", ("read", K.sparse_label_block_bytes, 1), -(-b // (K.sparse_label_block_bytes // 4)))
-    zero_n, zero_b = _blocks(d * 8 // t, K.sparse_dense_block_bytes)
+    _label_events(tr, "sparse", update, b)
+    zero_n, zero_b = _blocks(d * K.sparse_acc_bytes // t, K.sparse_dense_block_bytes)
     tr.add("dmas", ("write", zero_b, t), zero_n * t)
-    tr.add("ops", "bookkeeping", zero_n * t * 3 + t * (K.sparse_dense_block_bytes // 8) * K.zero_loop_instructions)
+    tr.add("ops", "bookkeeping", zero_n * t * K.dma_loop_instructions
+           + t * (K.sparse_dense_block_bytes // K.sparse_acc_bytes) * K.zero_loop_instructions)
     if update:
-        upd = -(-(bias_index + 1) // (K.dense_block_bytes // 4))
+        upd = -(-(bias_index + 1) // (K.dense_block_bytes // K.value_bytes))
         tr.add("ops", "int64_shift", 2 * (bias_index + 1))
         tr.add("ops", "int64_add", 2 * (bias_index + 1))
         tr.add("ops", "bookkeeping", (bias_index + 1) * (K.update_loop_instructions
@@ -115,7 +133,7 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
         tr.add("dmas", ("read", K.sparse_dense_block_bytes, t), upd)
         tr.add("dmas", ("write", K.dense_block_bytes, t), upd)
     serial_section(tr, model, b)
-    _step_events(tr, stats, admm)
+    _step_events(tr, stats, "sparse", update)
 
 
 def launch(tr: Trace, dense: bool) -> None:
@@ -123,5 +141,5 @@ def launch(tr: Trace, dense: bool) -> None:
     tr.launches += 1
     tr.add("events", "barriers", K.barriers_per_launch)
     if dense:
-        tr.add("dmas", ("read", 8, 1), 1)
-        tr.add("dmas", ("write", 8, 1), 1)
+        tr.add("dmas", ("read", K.bias_bytes, 1), 1)
+        tr.add("dmas", ("write", K.bias_bytes, 1), 1)

@@ -45,6 +45,9 @@ class Trace:
     epochs: int = 0
     ops: dict[str, NDArray[np.float64]] = field(default_factory=dict)
     """parallel sections: op class -> count per DPU (all tasklets together)."""
+    tail_ops: dict[tuple[str, int], NDArray[np.float64]] = field(default_factory=dict)
+    """(op class, active tasklets k) -> the part of ``ops`` that only k < T tasklets run while the others
+    wait at the next barrier (e.g. the extra slot of the sparse kernels' busier tasklets)."""
     serial_ops: dict[str, NDArray[np.float64]] = field(default_factory=dict)
     """tasklet 0 alone between barriers: op class -> count per DPU."""
     dmas: dict[tuple[str, int, int], NDArray[np.float64]] = field(default_factory=dict)
@@ -77,9 +80,11 @@ class Trace:
         self.host_element_passes += element_passes
 
     # ------------------------------------------------------------ derived counts
-    def instructions(self, hw: HardwareSpec, serial: bool = False) -> dict[str, NDArray[np.float64]]:
+    def instructions(self, hw: HardwareSpec, serial: bool = False, table: dict[Any, NDArray[np.float64]] | None = None
+                     ) -> dict[str, NDArray[np.float64]]:
         """Instructions per op class per DPU (the data-dependent 64-bit multiply cost included)."""
-        table = self.serial_ops if serial else self.ops
+        if table is None:
+            table = self.serial_ops if serial else self.ops
         out: dict[str, NDArray[np.float64]] = {}
         for name, count in table.items():
             if name == "mul64":
@@ -109,7 +114,13 @@ class Trace:
         """(compute cycles, DMA cycles) per DPU."""
         par = sum(self.instructions(hw).values(), _vec(self.dpus))
         ser = sum(self.instructions(hw, serial=True).values(), _vec(self.dpus))
-        compute = (P.issue_cycles(par / self.tasklets, self.tasklets, hw) + P.serial_cycles(ser, hw)
+        tail = _vec(self.dpus)
+        for k in sorted({k for _, k in self.tail_ops}):
+            n = sum(self.instructions(hw, table={c: v for (c, kk), v in self.tail_ops.items() if kk == k}).values(),
+                    _vec(self.dpus))
+            par = par - n
+            tail = tail + P.issue_cycles(n / k, k, hw)
+        compute = (P.issue_cycles(par / self.tasklets, self.tasklets, hw) + tail + P.serial_cycles(ser, hw)
                    + self.events.get("barriers", _vec(self.dpus)) * P.barrier_cycles(self.tasklets, hw))
         dma = _vec(self.dpus)
         for (direction, size, conc), n in self.dmas.items():
@@ -185,7 +196,7 @@ def merge(traces: list[Trace]) -> Trace:
         out.launches += tr.launches
         out.rounds += tr.rounds
         out.host_element_passes += tr.host_element_passes
-        for table in ("ops", "serial_ops", "dmas", "events"):
+        for table in ("ops", "tail_ops", "serial_ops", "dmas", "events"):
             for key, value in getattr(tr, table).items():
                 out.add(table, key, value)
         for key, n in tr.transfers.items():

@@ -29,7 +29,9 @@ class DatasetSpec:
     ``features`` is the model length d as stored (padding included); ``nonzeros_per_row`` the active
     features of one row (= features for dense rows); a sparse row takes ``slots_per_row`` uint32 byte
     offsets (the study's 40-slot ELL layout). ``rows_per_dpu_weak`` is the shard of weak scaling;
-    ``strong_rows`` the whole training set that strong scaling splits over N DPUs.
+    ``strong_rows`` the whole training set that strong scaling splits over N DPUs. ``bias_index`` (sparse
+    layout, bias inside w) is the bias slot's index = the number of real features before it; the kernels'
+    update sweep stops there (Criteo: 1,000,000 of the padded 1,001,472); None = the last slot.
     """
 
     name: str
@@ -44,6 +46,7 @@ class DatasetSpec:
     bias_separate: bool = True
     positive_fraction: float = 0.5
     description: str = ""
+    bias_index: int | None = None
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -58,6 +61,10 @@ class DatasetSpec:
                             f"features ({self.features})")
         if self.layout == "sparse" and self.slots_per_row < self.nonzeros_per_row:
             raise SpecError(f"dataset {self.name!r}: slots_per_row must be at least nonzeros_per_row")
+        if self.bias_index is not None and (isinstance(self.bias_index, bool) or not isinstance(self.bias_index, int)
+                                            or not 0 <= self.bias_index < self.features):
+            raise SpecError(f"dataset {self.name!r}: bias_index must be a whole number in [0, features), "
+                            f"got {self.bias_index!r}")
         if not 0 < self.positive_fraction < 1:
             raise SpecError(f"dataset {self.name!r}: positive_fraction must be in (0, 1)")
 
@@ -66,6 +73,14 @@ class DatasetSpec:
         """Bytes of one training row in MRAM."""
         per_row = self.features if self.layout == "dense" else self.slots_per_row
         return per_row * self.bytes_per_value
+
+    @property
+    def bias_slot(self) -> int:
+        """Index of the bias in w (sparse kernels' update sweep covers [0, bias_slot]); dense: features
+        (the bias is a separate int64 after w)."""
+        if self.layout == "dense":
+            return self.features
+        return self.features - 1 if self.bias_index is None else self.bias_index
 
     def train_rows(self, dpus: int, scaling: str) -> int:
         return self.rows_per_dpu_weak * dpus if scaling == "weak" else self.strong_rows
@@ -104,7 +119,7 @@ YFCC = DatasetSpec(
 CRITEO = DatasetSpec(
     name="criteo-1tb", layout="sparse", features=1_001_472, nonzeros_per_row=39, slots_per_row=40,
     bytes_per_value=4, rows_per_dpu_weak=196_608, strong_rows=50_331_648, bias_separate=False,
-    positive_fraction=0.0342,
+    positive_fraction=0.0342, bias_index=1_000_000,
     description="Criteo 1TB: 39 binary features of 10^6 in a 40-slot ELL layout, bias inside w, 3.42 % positive",
 )
 DATASETS: dict[str, DatasetSpec] = {d.name: d for d in (YFCC, CRITEO)}
@@ -215,7 +230,7 @@ class Workload:
 # ---------------------------------------------------------------- user-defined datasets
 _DATASET_KEYS = {"name", "layout", "features", "nonzeros_per_row", "slots_per_row", "bytes_per_value",
                  "rows_per_dpu_weak", "strong_rows", "label_bytes", "bias_separate", "positive_fraction",
-                 "description"}
+                 "description", "bias_index"}
 
 
 def dataset_from_mapping(data: Mapping[str, Any], origin: str) -> DatasetSpec:

@@ -1,0 +1,108 @@
+"""The emulator's MRAM<->WRAM DMA counts and bytes equal the cost model's closed forms exactly, for every
+optimizer x model x layout, and so do the control-flow-determined instruction counts (serial section,
+barriers, and for LR, where no count depends on the data, the whole DPU compute time).
+
+Small configurations: the sparse cases use 20,000 hashed features (model length 20,480, bias slot 20,000,
+so the update sweep stops inside the last tasklet's slice as in Criteo) and a local batch that is not a
+multiple of the label block, so every ceiling in the closed forms is exercised."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import sympy
+
+from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
+from pimmodel.costmodel.common import error_section
+from pimmodel.costmodel.predict import evaluate
+from pimmodel.costmodel.symbols import HW, WL
+from pimmodel.emulator.api import emulate
+from pimmodel.emulator.trace import Trace
+from pimmodel.emulator.trainers import model_length
+from pimmodel.kernelspec import PROFILE as K
+from pimmodel.specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
+
+DPUS = 4
+FEATURES = {"dense": 512, "sparse": 20_000}
+ROWS = {"dense": 8, "sparse": 64}
+CASES = [(layout, m, o) for layout in ("dense", "sparse") for m in ("lr", "svm") for o in ("ma-sgd", "ga-sgd", "admm")]
+
+
+def _run(layout: str, model: str, optimizer: str):
+    dense = layout == "dense"
+    hyper = HyperParams(batch_size=4 if dense else 32, global_batch_size=4 * DPUS if dense else 8 * DPUS,
+                        learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4)
+    res = emulate("synthetic-yfcc" if dense else "synthetic-criteo", DPUS, model, optimizer, hyper, epochs=1,
+                  samples_per_dpu=ROWS[layout], features=FEATURES[layout])
+    w = Workload(_spec(layout), model, optimizer, DPUS, 16, "weak", 1, hyper)
+    hw = load_hardware("upmem-2556")
+    raw = evaluate(w, hw.numeric(), _coefficients(res.trace, model, layout))
+    return res.trace, w, hw, {k: float(np.asarray(v)) for k, v in raw.items()}
+
+
+def _spec(layout: str) -> DatasetSpec:
+    """The dataset spec ``api.emulate`` predicts with for the synthetic data."""
+    f, rows = FEATURES[layout], ROWS[layout]
+    if layout == "dense":
+        return replace(YFCC, name="synthetic-yfcc", features=f, nonzeros_per_row=f, slots_per_row=f,
+                       rows_per_dpu_weak=rows)
+    return replace(CRITEO, name="synthetic-criteo", features=model_length(f, 16), bias_index=f,
+                   rows_per_dpu_weak=rows)
+
+
+def _coefficients(tr: dict, model: str, layout: str) -> dict[str, float]:
+    """The data-dependent coefficients as measured by the run (means over DPUs and samples)."""
+    events = {k: v["mean"] for k, v in tr["dpu_compute"]["events"].items()}
+    coef = dict(COEFFICIENT_DEFAULTS)
+    if model == "svm":
+        coef["svm_hit_fraction"] = events["margin_hits"] / events["samples"]
+    if layout == "sparse":
+        attempted = events["acc_writes"] + events.get("acc_skipped", 0.0)
+        coef["sparse_write_fraction"] = events["acc_writes"] / attempted if attempted else 1.0
+    return coef
+
+
+@pytest.mark.parametrize("layout,model,optimizer", CASES)
+def test_dma_counts_and_bytes_equal_cost_model(layout, model, optimizer) -> None:
+    tr, _, _, raw = _run(layout, model, optimizer)
+    dma = tr["mram_wram_dma"]
+    # reads never depend on the data: every DPU issues exactly the closed-form count
+    assert dma["read"]["count"]["max"] == dma["read"]["count"]["mean"] == raw["dmas_read"]
+    assert DPUS * dma["read"]["bytes"]["mean"] == raw["bytes_mram_to_wram"]
+    if layout == "sparse":  # write-backs skipped by the -1 guards / the margin: equal on the mean
+        assert dma["write"]["count"]["mean"] == pytest.approx(raw["dmas_write"], rel=1e-12)
+        assert DPUS * dma["write"]["bytes"]["mean"] == pytest.approx(raw["bytes_wram_to_mram"], rel=1e-12)
+    else:
+        assert dma["write"]["count"]["max"] == dma["write"]["count"]["mean"] == raw["dmas_write"]
+        assert DPUS * dma["write"]["bytes"]["mean"] == raw["bytes_wram_to_mram"]
+
+
+@pytest.mark.parametrize("layout,model,optimizer", CASES)
+def test_control_flow_instruction_counts_equal_cost_model(layout, model, optimizer) -> None:
+    tr, w, hw, raw = _run(layout, model, optimizer)
+    events = {k: v["max"] for k, v in tr["dpu_compute"]["events"].items()}
+    update = optimizer != "ga-sgd"
+    assert events["barriers"] == (w.rows_per_dpu * K.barriers_per_sample
+                                  + w.steps_per_epoch * K.step_barriers(layout, update)
+                                  + w.rounds_per_epoch * K.barriers_per_launch)
+    # the serial section of tasklet 0 (reduction + sigmoid or margin test), in cycles per epoch
+    section = error_section(model, sympy.Integer(1))
+    values = {getattr(HW, k): v for k, v in hw.numeric().items()} | {WL.tasklets: 16}
+    barriers = K.barriers_per_sample * 16 * hw.barrier_instructions_per_tasklet * hw.revolver_interval_cycles
+    serial = sum(v["max"] for v in tr["dpu_compute"]["instructions_serial"].values())
+    assert serial * hw.revolver_interval_cycles == pytest.approx(
+        w.rows_per_dpu * (float(section.compute_cycles.subs(values)) - barriers), rel=1e-12)
+    if model == "lr":  # no LR instruction stream depends on the data: the whole DPU compute time is equal
+        assert tr["seconds"]["wall"]["dpu_compute"] == pytest.approx(raw["dpu_compute"], rel=1e-12)
+
+
+def test_tail_ops_charge_the_busier_tasklets() -> None:
+    """39 slots over 16 tasklets: 2 slots with all 16 issuing, the 3rd slot of 7 tasklets at 1 per 11."""
+    hw = load_hardware("upmem-2556")
+    tr = Trace(1, 16)
+    tr.add("ops", "bookkeeping", 39)
+    tr.add("tail_ops", ("bookkeeping", 7), 7)
+    compute, _ = tr.dpu_cycles(hw)
+    assert compute[0] == pytest.approx(32 + 7 / 7 * max(hw.revolver_interval_cycles, 7))

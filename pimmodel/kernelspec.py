@@ -54,14 +54,14 @@ class KernelProfile:
     lut_read_bytes: int = 8
     """one LUT entry is fetched from MRAM with an 8-byte DMA."""
     sigmoid_ops: tuple[tuple[str, int], ...] = (
-        ("float_convert", 4), ("float_div", 1), ("float_mul", 2), ("double_add", 1), ("double_div", 1))
+        ("float_convert", 4), ("float_mul", 3), ("double_add", 1), ("double_div", 1))
     """soft-float calls of ``CAST / (1.0 + expf(-((float) z / CAST)))`` and the TransPimLib ``expf``, as
     written in ``dpu/task.c``: conversions (float) z [int64 -> float], (int) ldexpf(...) [the LUT address,
-    float -> int], exp_tmp -> double [1.0 is a double], (LS) of the quotient [double -> int64]; one float
-    divide (/ CAST); float multiplies x * log2_e and fraction * ln_2 (the fixed-point split and the two
-    ldexpf calls are integer code, in ``sigmoid_integer_instructions``); 1.0 + e; CAST / (...). Note: clang
-    folds the divide by the power-of-two constant CAST into a multiply by its exact inverse, so the binary
-    likely has 3 float multiplies and no float divide; the source-level count is kept here."""
+    float -> int], exp_tmp -> double [1.0 is a double], (LS) of the quotient [double -> int64]; float
+    multiplies x * log2_e and fraction * ln_2 (the fixed-point split and the two ldexpf calls are integer
+    code, in ``sigmoid_integer_instructions``); 1.0 + e; CAST / (...). The source's float divide ``/ CAST``
+    is counted as a multiply: CAST = 2^31 is a power of two, whose inverse is exact, and LLVM's InstCombine
+    rewrites an fdiv by such a constant into an fmul (IEEE-exact, no fast-math needed)."""
     # ---- sparse (Criteo-like) kernels: 40-slot ELL rows, byte offsets, random 8-B accesses
     ell_slots: int = 40
     sparse_access_bytes: int = 8

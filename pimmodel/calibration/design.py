@@ -84,7 +84,7 @@ class DesignPoint:
         return DatasetSpec(name=self.name, layout="sparse", features=d, nonzeros_per_row=SPARSE_ACTIVE,
                            slots_per_row=SPARSE_ACTIVE + 1, bytes_per_value=4, rows_per_dpu_weak=self.rows_per_dpu,
                            strong_rows=self.rows_per_dpu * self.dpus, bias_separate=False,
-                           positive_fraction=CRITEO.positive_fraction)
+                           positive_fraction=CRITEO.positive_fraction, bias_index=self.features)
 
     def workload(self, epochs: int = 1) -> Workload:
         return Workload(self.dataset(), self.model, self.optimizer, self.dpus, tasklets=TASKLETS, epochs=epochs,

@@ -64,8 +64,10 @@ class _progress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        console = Console(stderr=True)
         self.bar = Progress(TextColumn("emulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
+                            TextColumn("{task.description}"), console=console, transient=True,
+                            disable=not console.is_terminal)
         self.total = total
 
     def __enter__(self) -> Any:

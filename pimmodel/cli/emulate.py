@@ -7,7 +7,6 @@ from typing import Any
 
 import typer
 
-from ..emulator.api import emulate
 from ..specs import DEFAULT_HARDWARE, HyperParams
 
 
@@ -64,9 +63,12 @@ def register(app: typer.Typer) -> None:
         """Train on emulated PIM hardware; show accuracy per epoch and emulated vs predicted time per phase."""
         from rich.progress import Progress
 
-        hyper = HyperParams(batch_size=batch_size, global_batch_size=global_batch_size or 16 * dpus,
+        from ..emulator.api import emulate
+
+        hyper = HyperParams(batch_size=batch_size, global_batch_size=global_batch_size or 16 * max(dpus, 1),
                             learning_rate_shift=learning_rate_shift, reg_shift=reg_shift, admm_alpha_shift=alpha_shift)
-        with Progress(transient=True, console=_stderr_console()) as bar:
+        console = _stderr_console()
+        with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
             task = bar.add_task("emulating", total=None)
 
             def tick(n: int, per_epoch: int) -> None:

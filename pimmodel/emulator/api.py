@@ -69,6 +69,7 @@ def _file_data(path: Path, dpus: int, seed: int, tasklets: int) -> tuple[Any, An
 def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams, epochs: int = 1,
             samples_per_dpu: int = 512, features: int | None = None, arithmetic: str = "fixed", seed: int = 0,
             hardware: str = "upmem-2556", tasklets: int = 16, progress: Progress | None = None) -> Emulation:
+    _check_arguments(dpus, model, optimizer, epochs, samples_per_dpu, arithmetic)
     hw = load_hardware(hardware)
     shards, x_test, y_test, spec = _data(dataset, dpus, samples_per_dpu, features, seed, tasklets)
     spec = replace(spec, rows_per_dpu_weak=shards.rows_per_dpu)
@@ -93,17 +94,33 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
     return Emulation(history, merge(result.traces).to_record(hw), _predicted(workload, hw))
 
 
+ARITHMETICS = ("fixed", "float64")
+
+
+def _check_arguments(dpus: int, model: str, optimizer: str, epochs: int, samples_per_dpu: int,
+                     arithmetic: str) -> None:
+    """One-line errors for bad arguments, before any data is made."""
+    from ..errors import SpecError, unknown
+    from ..specs import MODELS, OPTIMIZERS
+
+    for name, value in (("--dpus", dpus), ("--epochs", epochs), ("--samples-per-dpu", samples_per_dpu)):
+        if value <= 0:
+            raise SpecError(f"{name} must be a positive whole number, got {value}")
+    if model not in MODELS:
+        raise unknown("model", model, MODELS)
+    if optimizer not in OPTIMIZERS:
+        raise unknown("optimizer", optimizer, OPTIMIZERS)
+    if arithmetic not in ARITHMETICS:
+        raise unknown("arithmetic", arithmetic, ARITHMETICS)
+
+
 def _check_capacity(workload: Workload, hw: Any) -> None:
-    try:
-        from ..specs.capacity import check
-    except ImportError:  # pragma: no cover - capacity checks ship with the cost model
-        return
+    from ..specs.capacity import check
+
     check(workload, hw)
 
 
 def _predicted(workload: Workload, hw: Any) -> dict[str, Any] | None:
-    try:
-        from ..costmodel.predict import predict
-    except ImportError:  # pragma: no cover - the cost model is optional for the emulator
-        return None
+    from ..costmodel.predict import predict
+
     return predict(workload, hw).to_record()

@@ -65,11 +65,17 @@ def _zeros(n: int) -> NDArray[np.int64]:
 
 
 # ---------------------------------------------------------------- dense (YFCC-like) layout
-def _dense_dot(xi: NDArray[np.int64], w: NDArray[np.int64]) -> NDArray[np.int64]:
-    """sum_j floor(x_ij * w_j / 2^31) per sample: (D, c, d) x (D, d) -> (D, c)."""
-    prod = xi * w[:, None, :]
+BLOCK_ELEMENTS = 1 << 16
+"""Dense work runs in (DPU, sample) blocks of about this many elements: the int64 scratch (512 KiB) stays
+in cache, and ``CHUNK_ELEMENTS`` still bounds the memory of one step."""
+
+
+def _dense_dot(xi: NDArray[np.integer], w: NDArray[np.int64], out: NDArray[np.int64] | None = None
+               ) -> NDArray[np.int64]:
+    """sum_j floor(x_ij * w_j / 2^31) per sample: (D, c, d) x (D, d) -> (D, c) (``out`` is scratch)."""
+    prod = np.multiply(xi, w[:, None, :], out=out, dtype=np.int64)
     prod >>= fx.SHIFT
-    return prod.sum(axis=2)
+    return np.add.reduce(prod, axis=2)
 
 
 def _mul_bytes(x: NDArray[np.uint32], w_abs: NDArray[np.int64], e_abs: NDArray[np.int64] | None
@@ -86,41 +92,117 @@ def _mul_bytes(x: NDArray[np.uint32], w_abs: NDArray[np.int64], e_abs: NDArray[n
     return dot, grad
 
 
+def _lane_group(words: int) -> int:
+    """The largest divisor of ``words`` not above 255 (byte lanes of a uint64 sum cannot overflow)."""
+    return next(g for g in range(min(255, words), 0, -1) if words % g == 0)
+
+
+def _count_cols(mask: NDArray[np.bool_]) -> NDArray[np.uint8]:
+    """(D, c, d) bool with c <= 255 and d % 8 == 0 -> per (D, d) count over c, summing 8 bytes per add."""
+    n, c, d = mask.shape
+    return np.add.reduce(mask.view(np.uint64), axis=1).view(np.uint8).reshape(n, d)
+
+
+def _count_rows(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """(D, c, d) bool with d % 8 == 0 -> per (D, c) count over d (uint64 words, byte lanes <= 255)."""
+    n, c, d = mask.shape
+    words = d // 8
+    g = _lane_group(words)
+    part = np.add.reduce(mask.view(np.uint64).reshape(n, c, words // g, g), axis=3)
+    return np.add.reduce(part.view(np.uint8).reshape(n, c, -1), axis=2, dtype=np.int64)
+
+
+def _mul_bytes_fast(x: NDArray[np.uint32], w_abs: NDArray[np.int64], e_abs: NDArray[np.int64] | None,
+                    scratch: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``_mul_bytes`` for a contiguous-scratch block (c <= 255, d % 8 == 0): per threshold, one compare
+    pass over x, then column counts (weighted by [|w_j| > t]) and row counts (weighted by [|e_i| > t])."""
+    dot = _zeros(x.shape[0])
+    grad = _zeros(x.shape[0])
+    for thr in fx.BYTE_THRESHOLDS:
+        over = np.greater(x, thr, out=scratch)
+        cols = _count_cols(over)
+        w_over = w_abs > thr
+        all_terms = np.add.reduce(cols, axis=1, dtype=np.int64)
+        dot += all_terms if w_over.all() else np.add.reduce(np.where(w_over, cols, np.uint8(0)), axis=1,
+                                                            dtype=np.int64)
+        if e_abs is None:
+            continue
+        e_over = e_abs > thr
+        # usually every sample's error has more than thr significant bytes: no per-row counts needed
+        grad += all_terms if e_over.all() else np.add.reduce(_count_rows(over) * e_over, axis=1)
+    return dot, grad
+
+
+def _blocks(n_dpus: int, b: int, d: int) -> list[tuple[slice, slice]]:
+    """(DPU, sample) blocks of about ``BLOCK_ELEMENTS`` elements (at most 255 samples)."""
+    rows = max(1, BLOCK_ELEMENTS // max(1, d))
+    cs = min(b, rows, 255)
+    ds = max(1, rows // cs)
+    return [(slice(lo, min(n_dpus, lo + ds)), slice(s, min(b, s + cs)))
+            for lo in range(0, n_dpus, ds) for s in range(0, b, cs)]
+
+
 def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[np.uint32],
                       y: NDArray[np.uint8], cfg: KernelConfig
                       ) -> tuple[NDArray[np.int64], NDArray[np.int64], KernelStats]:
     """One local batch of the dense kernels: the int32 accumulators a (D, d) and the int64 bias
-    accumulator (D,), both already eta-scaled (before the division by b)."""
+    accumulator (D,), both already eta-scaled (before the division by b).
+
+    Two passes over cache-sized blocks: the dot products of the whole batch (the weights are fixed during
+    a step), then the per-sample scalars at once, then the gradient terms and the multiply byte counts."""
     n_dpus, b, d = x.shape
+    w = np.asarray(w, dtype=np.int64)
     acc = np.zeros((n_dpus, d), dtype=np.int64)
-    bias_acc = _zeros(n_dpus)
     stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), _zeros(n_dpus))
+    blocks = _blocks(n_dpus, b, d)
+    size = max((ds.stop - ds.start) * (cs.stop - cs.start) * d for ds, cs in blocks)
+    buf = np.empty(size, dtype=np.int64)
+    mask = np.empty(size, dtype=np.bool_)
+    packed = d % 8 == 0
+
+    def scratch(a: NDArray, ds: slice, cs: slice) -> NDArray:
+        return a[: (ds.stop - ds.start) * (cs.stop - cs.start) * d].reshape(ds.stop - ds.start, cs.stop - cs.start, d)
+
+    z = np.empty((n_dpus, b), dtype=np.int64)
+    for ds, cs in blocks:
+        z[ds, cs] = _dense_dot(x[ds, cs], w[ds], out=scratch(buf, ds, cs))
+    z += bias[:, None]
+    yc = y.astype(np.int64)
     w_abs = np.abs(w)
-    step = max(1, CHUNK_ELEMENTS // max(1, n_dpus * d))
-    for lo in range(0, b, step):  # memory-bounding chunks; each chunk is vectorized
-        xc, yc = x[:, lo:lo + step], y[:, lo:lo + step].astype(np.int64)
-        xi = xc.astype(np.int64)
-        z = _dense_dot(xi, w) + bias[:, None]
-        if cfg.model == "lr":
-            e = sigmoid_q31(z) - yc * fx.ONE
-            g = xi * e[:, :, None]
-            g >>= fx.SHIFT + cfg.learning_rate_shift
-            if cfg.learning_rate_shift == 0:
-                g = fx.wrap_int32(g)
-            g[g == -1] = 0
-            acc += g.sum(axis=1)
-            bias_acc += fx.shift_guard(e, cfg.learning_rate_shift).sum(axis=1)
-            dot_b, grad_b = _mul_bytes(xc, w_abs, np.abs(e))
-        else:
-            hit, sign = _svm_hits(z, yc, cfg)
-            term = fx.shift_guard(fx.wrap_int32(xi), cfg.learning_rate_shift).astype(np.float64)
-            coeff = (hit * sign).astype(np.float64)  # exact in float64: |sum| < 2^53
-            acc += np.matmul(coeff[:, None, :], term)[:, 0, :].astype(np.int64)
-            bias_acc += (hit * sign).sum(axis=1) * int(fx.shift_guard(fx.ONE >> cfg.learning_rate_shift, 0))
-            stats.margin_hits += hit.sum(axis=1)
-            dot_b, grad_b = _mul_bytes(xc, w_abs, None)
-        stats.dot_mul_bytes += dot_b
-        stats.grad_mul_bytes += grad_b
+    if cfg.model == "lr":
+        e = sigmoid_q31(z) - yc * fx.ONE
+        e_abs = np.abs(e)
+        shift = fx.SHIFT + cfg.learning_rate_shift
+        # the int32 store only changes a term equal to 2^31 (x = e = 2^31 with no learning-rate shift)
+        wrap = cfg.learning_rate_shift == 0 and bool((e >= fx.ONE).any())
+        for ds, cs in blocks:
+            xb = x[ds, cs]
+            g = np.multiply(xb, e[ds, cs, None], out=scratch(buf, ds, cs), dtype=np.int64)
+            g >>= shift
+            if wrap:
+                g += fx.ONE
+                g &= fx._MASK32
+                g -= fx.ONE
+            acc[ds] += np.add.reduce(g, axis=1)
+            minus1 = np.equal(g, -1, out=scratch(mask, ds, cs))  # the -1 guard: those terms count as 0
+            acc[ds] += _count_cols(minus1) if packed else np.count_nonzero(minus1, axis=1)
+            dot_b, grad_b = (_mul_bytes_fast(xb, w_abs[ds], e_abs[ds, cs], scratch(mask, ds, cs)) if packed
+                             else _mul_bytes(xb, w_abs[ds], e_abs[ds, cs]))
+            stats.dot_mul_bytes[ds] += dot_b
+            stats.grad_mul_bytes[ds] += grad_b
+        bias_acc = fx.shift_guard(e, cfg.learning_rate_shift).sum(axis=1)
+    else:
+        hit, sign = _svm_hits(z, yc, cfg)
+        coeff = (hit * sign).astype(np.float64)  # exact in float64: |sum| < 2^53
+        for ds, cs in blocks:
+            xb = x[ds, cs]
+            term = fx.shift_guard(fx.wrap_int32(xb), cfg.learning_rate_shift).astype(np.float64)
+            acc[ds] += np.matmul(coeff[ds, None, cs], term)[:, 0, :].astype(np.int64)
+            dot_b, _ = (_mul_bytes_fast(xb, w_abs[ds], None, scratch(mask, ds, cs)) if packed
+                        else _mul_bytes(xb, w_abs[ds], None))
+            stats.dot_mul_bytes[ds] += dot_b
+        bias_acc = (hit * sign).sum(axis=1) * int(fx.shift_guard(fx.ONE >> cfg.learning_rate_shift, 0))
+        stats.margin_hits += hit.sum(axis=1)
     return fx.wrap_int32(acc), bias_acc, stats
 
 

@@ -27,15 +27,19 @@ shift-average does; the bias (dense kernels) rides along with the vector.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import sympy
+from sympy import Expr
 
 from .. import primitives as P
 from ..kernelspec import PROFILE as K
 from .symbols import HW, WL
 
+if TYPE_CHECKING:
+    from .common import EquationSet, HostCall, Section
+
 LINKED = ("in-rank", "ring", "all-to-all")
-Expr = sympy.Expr
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def link_times(ex: Exchange, topology: str) -> LinkTimes:
     return LinkTimes(half, half, 2 * half, 2 * (g - 1) * ex.vector_bytes / g)
 
 
-def cross_rank_calls(ex: Exchange, topology: str) -> list:  # type: ignore[type-arg]
+def cross_rank_calls(ex: Exchange, topology: str) -> list[HostCall]:
     """In-rank only: the host pulls each DPU's reduced shard (V/G bytes) and pushes the sum back; with a
     single rank the shards are empty (only the call overhead remains)."""
     from .common import HostCall
@@ -94,7 +98,7 @@ def cross_rank_aggregate_s(ex: Exchange, threads: int) -> Expr:
     return cross * (P.host_reduce_s(ranks * ex.vector_bytes, threads, HW) + P.thread_start_s(threads, HW))
 
 
-def dpu_exchange_section(ex: Exchange, topology: str, rounds: Expr):  # type: ignore[no-untyped-def]
+def dpu_exchange_section(ex: Exchange, topology: str, rounds: Expr) -> Section:
     """The DPU side of each round: add the (G-1)/G x d received partial sums, then ``update_passes``
     sweeps over d (average, or the GA-SGD/ADMM update), streaming through WRAM in 2 KiB DMAs."""
     from .common import Section, T, concurrent_dmas
@@ -114,7 +118,7 @@ def dpu_exchange_section(ex: Exchange, topology: str, rounds: Expr):  # type: ig
                    write_bytes=write_bytes, read_dmas=r_dmas, write_dmas=w_dmas)
 
 
-def linked(equations, topology: str, layout: str):  # type: ignore[no-untyped-def]
+def linked(equations: EquationSet, topology: str, layout: str) -> EquationSet:
     """The equation set with its averaging step done over ``topology`` links (host path replaced)."""
     from .common import host_threads
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -76,16 +76,24 @@ def importances(spec: StudySpec, trials: Sequence[FrozenTrial]) -> dict[str, dic
         for k, obj in enumerate(spec.objectives):
             if obj.kind == "cost" and len(spec.objectives) > 1:
                 continue
-            sign = 1.0 if obj.direction == "minimize" else -1.0  # PED-ANOVA rates reaching low targets
             try:
                 imp = optuna.importance.get_param_importances(
                     study, evaluator=optuna.importance.PedAnovaImportanceEvaluator(),
-                    target=lambda t, k=k, sign=sign: sign * t.values[k],
-                    )
+                    target=_target(k, obj.direction))
             except (RuntimeError, ValueError):
                 continue
             out[obj.name] = {p: round(float(v), 4) for p, v in imp.items()}
     return out
+
+
+def _target(k: int, direction: str) -> Callable[[FrozenTrial], float]:
+    """Objective k as a lower-is-better value (PED-ANOVA rates reaching low targets)."""
+    sign = 1.0 if direction == "minimize" else -1.0
+
+    def target(t: FrozenTrial) -> float:
+        return sign * t.values[k]
+
+    return target
 
 
 def summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None = None,

@@ -111,9 +111,9 @@ def elasticities(w: Workload, hw: HardwareSpec, view: str = "wall",
         row = per_param.setdefault(name, {ph: 0.0 for ph in PHASES})
         row[phase] = d * p / phases[phase] if phases[phase] > 0 else 0.0
         row["_epoch"] = row.get("_epoch", 0.0) + d * p / total
-    rows = [{"parameter": name, "value": float(values[name]), "epoch": r.pop("_epoch"), "phases": r}
-            for name, r in per_param.items()]
-    rows.sort(key=lambda r: -abs(r["epoch"]))
+    rows: list[dict[str, Any]] = [{"parameter": name, "value": float(values[name]), "epoch": r.pop("_epoch"),
+                                   "phases": r} for name, r in per_param.items()]
+    rows.sort(key=lambda r: -abs(float(r["epoch"])))
     return {"phases_s": phases, "epoch_s": total, "elasticities": rows}
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import SpecError, StudyError, suggest
 from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, TOPOLOGIES, load_hardware
@@ -33,7 +33,8 @@ UNITS: dict[str, float] = {
     "ns": 1e-9, "B": 1.0, "KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3, "B/s": 1.0, "MB/s": 1e6,
     "GB/s": 1e9, "W": 1.0, "cycles": 1.0, "instructions": 1.0, "cycles/B": 1.0,
 }
-OBJECTIVES: dict[str, str] = {
+Direction = Literal["minimize", "maximize"]
+OBJECTIVES: dict[str, Direction] = {
     "time_per_epoch": "minimize", "strong_scaling_efficiency": "maximize", "weak_scaling_growth": "minimize",
     "speedup": "maximize", "energy_per_epoch": "minimize", "cost": "minimize",
 }
@@ -85,7 +86,7 @@ class Objective:
     epochs: int = 1
 
     @property
-    def direction(self) -> str:
+    def direction(self) -> Direction:
         return OBJECTIVES[self.kind]
 
     @property
@@ -117,7 +118,7 @@ class StudySpec:
     path: str = ""
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return [o.direction for o in self.objectives]
 
 
@@ -255,8 +256,9 @@ def _parameter(key: str, raw: Any, origin: str) -> Parameter:
     unit = str(raw.get("unit", ""))
     if unit not in UNITS:
         raise StudyError(f"{where}: unknown unit {unit!r}{suggest(unit, UNITS)}")
-    low, high = raw.get("low"), raw.get("high")
-    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in (low, high)) or not low < high:
+    low: Any = raw.get("low")
+    high: Any = raw.get("high")
+    if not (_number(low) and _number(high) and low < high):
         raise StudyError(f"{where}: needs numbers low < high, got low={low!r} high={high!r}")
     scale = str(raw.get("scale", "linear"))
     if scale not in ("linear", "log"):
@@ -268,6 +270,10 @@ def _parameter(key: str, raw: Any, origin: str) -> Parameter:
     _check_range(p, p.low * p.scale, where)
     _check_range(p, p.high * p.scale, where)
     return p
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _is_int(target: str) -> bool:

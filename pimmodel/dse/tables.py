@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+SHORT = {"dpu_compute": "compute", "mram_wram_dma": "dma", "host_to_pim": "to_pim", "pim_to_host": "to_host",
+         "host_aggregate": "aggregate", "launch": "launch"}
 FRONT_ROWS = 12
 """Designs shown in the table (the JSON record has the whole front)."""
 
@@ -60,8 +62,13 @@ def importance_table(record: Mapping[str, Any]) -> Table:
     return t
 
 
-def print_study(record: Mapping[str, Any]) -> None:
+def _console() -> Console:
     console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
+def print_study(record: Mapping[str, Any]) -> None:
+    console = _console()
     if not record["front"]:
         console.print(f"{record['study']}: no feasible design among {record['trials']} trials")
     else:
@@ -74,15 +81,15 @@ def print_study(record: Mapping[str, Any]) -> None:
 
 
 def print_sensitivity(record: Mapping[str, Any], top: int) -> None:
-    console = Console()
+    console = _console()
     phases = list(record["phases_s"])
     t = Table(title=f"elasticity d ln T / d ln p: {record['workload']} on {record['hardware']} "
               f"({record['view']} view, epoch {record['epoch_s']:.4g} s)")
-    t.add_column("parameter")
-    t.add_column("value", justify="right")
-    t.add_column("epoch", justify="right", style="bold")
+    t.add_column("parameter", no_wrap=True)
+    t.add_column("value", justify="right", no_wrap=True)
+    t.add_column("epoch", justify="right", style="bold", no_wrap=True)
     for ph in phases:
-        t.add_column(ph, justify="right")
+        t.add_column(SHORT.get(ph, ph), justify="right", no_wrap=True)
     for row in record["elasticities"][:top]:
         t.add_row(row["parameter"], f"{row['value']:.4g}", f"{row['epoch']:+.3f}",
                   *(f"{row['phases'][ph]:+.3f}" for ph in phases))

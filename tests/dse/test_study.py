@@ -106,3 +106,18 @@ def test_two_workers_share_one_sqlite_study(small, storage: str) -> None:  # typ
     with sqlite3.connect(db) as conn:
         assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
     assert len(optuna.load_study(study_name=small.name, storage=storage).trials) == 200
+
+
+def test_single_objective_tpe(small, storage: str) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from pimmodel.dse.space import Objective
+
+    spec = dataclasses.replace(small, name="tpe", sampler="tpe", objectives=(Objective("time_per_epoch"),))
+    run(spec, storage, trials=40, seed=4)
+    trials = stored_trials(spec, storage)
+    best = front(spec, trials)
+    assert len(trials) == 40 and 0 < len(best) <= 10
+    values = [t.values[0] for t in best]
+    assert values == sorted(values)
+    assert values[0] == min(t.values[0] for t in trials if is_feasible(t))

@@ -7,7 +7,9 @@ Readers: svmlight/LIBSVM text (the format Criteo is distributed in) and dense ``
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -94,39 +96,60 @@ class SyntheticDense:
     stream: int = 0
     """rows of another split (e.g. 1 = test set) from the same feature model."""
     layout: str = "dense"
+    prefetch: bool = True
+    """generate the next block on a background thread while the current one is trained on (numpy's
+    generators release the GIL; each block has its own seeded stream, so the rows are the same)."""
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng([self.seed, 1])
         self._a = rng.normal(-0.4, 0.5, self.features).astype(np.float32)
         self._u = (rng.normal(0.0, 1.0, self.features) * 0.9 / np.sqrt(self.features) * 2.5).astype(np.float32)
         self._cap = (np.maximum(self._a, 0) + np.abs(self._u) + 2.5).astype(np.float32)
-        self._cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]]] = {}
+        self._cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]] | Future] = {}
 
     def _make(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
         rng = np.random.default_rng([self.seed, 2, self.stream, blk])
         n = min(self.block, self.rows_per_dpu - blk * self.block)
         y = (rng.permuted(np.arange(self.n_dpus * n).reshape(self.n_dpus, n) % 2, axis=1)).astype(np.uint8)
         flip = rng.random(y.shape) < 0.05
-        sign = (2.0 * (y ^ flip) - 1.0).astype(np.float32)
+        pos = (y ^ flip).astype(bool)[:, :, None]
         h = rng.standard_normal((self.n_dpus, n, self.features), dtype=np.float32)
         h += self._a
-        h += sign[:, :, None] * self._u
+        # h += (2 (y ^ flip) - 1) u, in place: adding -u is subtracting u (IEEE), so the values are the same
+        np.add(h, self._u, out=h, where=pos)
+        np.subtract(h, self._u, out=h, where=~pos)
         np.maximum(h, 0, out=h)
         h /= self._cap
         np.minimum(h, 1.0, out=h)
-        return (h.astype(np.float64) * fx.ONE).astype(np.uint32), y
+        h *= np.float32(fx.ONE)  # exact: a power of two, h in [0, 1]; float32 -> uint32 truncates as float64 does
+        return h.astype(np.uint32), y
+
+    def _block(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+        got = self._cache.get(blk)
+        if got is None:
+            return self._make(blk)
+        return got.result() if isinstance(got, Future) else got
 
     def rows(self, start: int, stop: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
         first, last = start // self.block, (stop - 1) // self.block
-        parts = []
-        for blk in range(first, last + 1):
-            if blk not in self._cache:
-                self._cache = {blk: self._make(blk)}
-            parts.append(self._cache[blk])
-        x = np.concatenate([p[0] for p in parts], axis=1)
-        y = np.concatenate([p[1] for p in parts], axis=1)
+        parts = [self._block(blk) for blk in range(first, last + 1)]
+        cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]] | Future] = {last: parts[-1]}
+        nxt = last + 1
+        if self.prefetch and nxt * self.block < self.rows_per_dpu:  # at most one block ahead
+            cache[nxt] = self._cache.get(nxt) or _prefetcher().submit(self._make, nxt)
+        self._cache = cache
+        if len(parts) == 1:
+            x, y = parts[0]
+        else:
+            x = np.concatenate([p[0] for p in parts], axis=1)
+            y = np.concatenate([p[1] for p in parts], axis=1)
         off = first * self.block
         return x[:, start - off:stop - off], y[:, start - off:stop - off]
+
+
+@lru_cache(maxsize=1)
+def _prefetcher() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="pimmodel-data")
 
 
 # ---------------------------------------------------------------- synthetic Criteo-like (sparse)

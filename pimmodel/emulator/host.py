@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import fixedpoint as fx
+from .kernels import SharedLocal
 
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
@@ -21,6 +22,17 @@ def average_fixed(local: I64) -> I64:
     """MA-SGD: sum N int32 vectors in int64, truncating division by N, clamp (axis 0 = DPUs)."""
     total = local.sum(axis=0, dtype=np.int64)
     return fx.clamp(fx.trunc_div(total, local.shape[0]))
+
+
+def average_shared_fixed(local: SharedLocal) -> I64:
+    """``average_fixed(local.dense())`` without building the N x d array: N times the shared row plus,
+    per index, the differences of the DPUs that changed it (float64 bincount of integers below 2^53:
+    exact)."""
+    total = local.row.astype(np.int64) * local.n_dpus
+    index = local.keys % local.row.shape[0]
+    delta = local.values.astype(np.float64) - local.row[index]
+    total += np.bincount(index, weights=delta, minlength=total.shape[0]).astype(np.int64)
+    return fx.clamp(fx.trunc_div(total, local.n_dpus))
 
 
 def average_bias_fixed(local: I64) -> np.int64:

@@ -290,26 +290,48 @@ def _sparse_scalars_fixed(z: NDArray[np.int64], y: NDArray[np.int64], cfg: Kerne
     return value, hit.astype(bool), hit
 
 
+def _stable_key_order(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(sorted keys, stable sort order). Non-negative keys are packed with their position into one int64
+    and value-sorted (much faster than a stable argsort; equal keys keep their execution order)."""
+    n = keys.size
+    pos_bits = max(1, (n - 1).bit_length())
+    if n and int(keys.min()) >= 0 and int(keys.max()) < 1 << (62 - pos_bits):
+        packed = keys << pos_bits
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        order = packed & ((1 << pos_bits) - 1)
+        packed >>= pos_bits
+        return packed, order
+    order = np.argsort(keys, kind="stable")
+    return keys[order], order
+
+
 def _absorbing_sums(keys: NDArray[np.int64], values: NDArray[np.int64]
                     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Sequential accumulation where an accumulator equal to -1 is never written again.
 
     ``keys``/``values`` are in execution order. Returns (unique keys, final values, written mask in sorted
     order, sort order)."""
-    order = np.argsort(keys, kind="stable")
-    ks, vs = keys[order], values[order]
+    ks, order = _stable_key_order(keys)
+    vs = values[order]
     start = np.ones(ks.size, dtype=bool)
-    start[1:] = ks[1:] != ks[:-1]
-    seg = np.cumsum(start) - 1
-    cs = np.cumsum(vs)
+    np.not_equal(ks[1:], ks[:-1], out=start[1:])
     first = np.flatnonzero(start)
-    prefix = cs - (cs[first] - vs[first])[seg]
+    cs = np.cumsum(vs)
+    ends = np.empty_like(first)
+    ends[:-1] = first[1:] - 1
+    ends[-1:] = ks.size - 1
+    before = cs[first] - vs[first]  # the running sum before each segment
+    prefix = cs
+    prefix -= np.repeat(before, np.diff(np.append(first, ks.size)))
     is_m1 = prefix == -1
+    if not is_m1.any():  # nothing ever reached -1: every entry is written
+        return ks[first], prefix[ends], np.ones(ks.size, dtype=bool), order
+    seg = np.cumsum(start) - 1
     # an entry is skipped when an earlier entry of its segment left the accumulator at -1
     seen = np.cumsum(is_m1) - np.concatenate(([0], np.cumsum(is_m1)[first[1:] - 1]))[seg]
     written = ~((seen - is_m1) > 0)
-    ends = np.concatenate((first[1:], [ks.size])) - 1
-    totals = np.where(np.add.reduceat(is_m1, first) > 0, -1, prefix[ends]) if ks.size else prefix[:0]
+    totals = np.where(np.add.reduceat(is_m1, first) > 0, -1, prefix[ends])
     return ks[first], totals, written, order
 
 
@@ -321,17 +343,40 @@ def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArra
     yi = y.astype(np.int64)
     z = _sparse_dot(w, idx, bias_index)
     value, active, hit = _sparse_scalars_fixed(z, yi, cfg)
-    flat = (np.arange(n_dpus, dtype=np.int64)[:, None, None] * d + idx).reshape(-1)
-    mask = np.broadcast_to(active[:, :, None], idx.shape).reshape(-1)
-    vals = np.broadcast_to(value[:, :, None], idx.shape).reshape(-1)[mask]
-    keys, totals, written, order = _absorbing_sums(flat[mask], vals)
-    writes = np.bincount(flat[mask][order] // d, weights=written, minlength=n_dpus).astype(np.int64)
+    flat = idx.astype(np.int64).reshape(n_dpus, -1)
+    flat += np.arange(n_dpus, dtype=np.int64)[:, None] * d
+    flat = flat.reshape(-1)
+    if active.all():
+        keys_in, vals = flat, np.repeat(value.reshape(-1), z_slots)
+    else:
+        mask = np.repeat(active.reshape(-1), z_slots)
+        keys_in, vals = flat[mask], np.repeat(value[active], z_slots)
+    keys, totals, written, order = _absorbing_sums(keys_in, vals)
     attempted = np.count_nonzero(active, axis=1) * z_slots
+    if written.all():
+        writes = attempted.astype(np.int64)
+    else:
+        skipped_dpu = keys_in[order[~written]] // d
+        writes = attempted - np.bincount(skipped_dpu, minlength=n_dpus).astype(np.int64)
     bias_add = np.where(active | (cfg.model == "svm"), np.where(active, value, 0), 0).sum(axis=1)
     stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), hit.sum(axis=1),
                         acc_writes=writes, acc_skipped=b * z_slots - writes)
     stats.acc_skipped = stats.acc_skipped - (b * z_slots - attempted) * (cfg.model == "svm")
     return SparseAcc(keys, totals, bias_add.astype(np.int64)), stats
+
+
+def _saturate_int32(raw: NDArray[np.int64]) -> tuple[NDArray[np.int32], NDArray[np.bool_]]:
+    """``fx.clamp(raw)`` as int32 (the int32 cast wraps 2^31 to -2^31 exactly as ``fx.wrap_int32``) and
+    the mask of saturated entries (raw > 2^31 or raw < -2^31)."""
+    out = raw.astype(np.int32)
+    over = raw > fx.ONE
+    under = raw < -fx.ONE
+    if over.any():
+        out[over] = fx.HIGHEST
+    if under.any():
+        out[under] = fx.LOWEST
+    over |= under
+    return out, over
 
 
 def sparse_update_fixed(w: NDArray[np.int32], acc: SparseAcc, batch_log2: int, bias_index: int,
@@ -344,21 +389,64 @@ def sparse_update_fixed(w: NDArray[np.int32], acc: SparseAcc, batch_log2: int, b
     saturated = _zeros(n_dpus)
     step = max(1, CHUNK_ELEMENTS * 4 // d)
     g_all = fx.shift_guard(acc.values, batch_log2)
+    bi = bias_index
     for lo in range(0, n_dpus, step):
         hi = min(n_dpus, lo + step)
-        wc = w[lo:hi, :bias_index + 1].astype(np.int64)
-        base = wc if c is None else wc + c[lo:hi, :bias_index + 1]
-        dec = fx.shift_guard(base, cfg.decay_shift)
-        dec[:, bias_index] = 0
-        sel = (acc.keys >= lo * d) & (acc.keys < hi * d)
-        k = acc.keys[sel] - lo * d
-        grad = np.zeros_like(wc)
-        grad[k // d, k % d] = g_all[sel]
-        grad[:, bias_index] = fx.shift_guard(acc.bias[lo:hi], batch_log2)
-        raw = wc - grad - dec
-        out[lo:hi, :bias_index + 1] = fx.clamp(raw)
-        saturated[lo:hi] = np.count_nonzero((raw > fx.ONE) | (raw < -fx.ONE), axis=1)
+        raw = w[lo:hi, :bi + 1].astype(np.int64)
+        dec = raw + c[lo:hi, :bi + 1] if c is not None else raw.copy()
+        dec >>= cfg.decay_shift
+        dec[dec == -1] = 0
+        dec[:, bi] = 0
+        raw -= dec
+        del dec
+        a, z = np.searchsorted(acc.keys, [lo * d, hi * d])
+        k = acc.keys[a:z] - lo * d
+        rows, cols = np.divmod(k, d)
+        keep = cols != bi  # the bias slot's gradient comes from the bias accumulator
+        raw[rows[keep], cols[keep]] -= g_all[a:z][keep]
+        raw[:, bi] -= fx.shift_guard(acc.bias[lo:hi], batch_log2)
+        out[lo:hi, :bi + 1], sat = _saturate_int32(raw)
+        saturated[lo:hi] = np.count_nonzero(sat, axis=1)
     return out, saturated
+
+
+@dataclass
+class SharedLocal:
+    """Local models after a step that started from ONE model shared by all DPUs (MA-SGD): every DPU's row
+    equals ``row`` except at the flat keys ``dpu * d + index`` (unique), where it holds ``values``."""
+
+    row: NDArray[np.int32]
+    keys: NDArray[np.int64]
+    values: NDArray[np.int32]
+    n_dpus: int
+
+    def dense(self) -> NDArray[np.int32]:
+        out = np.repeat(self.row[None, :], self.n_dpus, axis=0)
+        out.reshape(-1)[self.keys] = self.values
+        return out
+
+
+def sparse_update_shared(w_row: NDArray[np.int32], acc: SparseAcc, batch_log2: int, bias_index: int,
+                         cfg: KernelConfig) -> tuple[SharedLocal, NDArray[np.int64]]:
+    """``sparse_update_fixed`` when every DPU starts from the same model ``w_row``: the update of the
+    entries no DPU touched is computed once; same values and saturation counts, without the N x d sweep."""
+    n_dpus, d, bi = acc.bias.shape[0], w_row.shape[0], bias_index
+    wc = w_row[:bi + 1].astype(np.int64)
+    base_raw = wc - fx.shift_guard(wc, cfg.decay_shift)
+    base_raw[bi] = wc[bi]  # the bias slot gets no decay
+    base_out, base_sat = _saturate_int32(base_raw)
+    row = w_row.copy()
+    row[:bi + 1] = base_out
+    dpu, col = np.divmod(acc.keys, d)
+    keep = col != bi  # the bias slot's gradient comes from the bias accumulator
+    dpu, col = dpu[keep], col[keep]
+    out_t, sat_t = _saturate_int32(base_raw[col] - fx.shift_guard(acc.values[keep], batch_log2))
+    out_b, sat_b = _saturate_int32(wc[bi] - fx.shift_guard(acc.bias, batch_log2))
+    saturated = (np.int64(np.count_nonzero(base_sat[:bi])) + sat_b
+                 + np.bincount(dpu, weights=sat_t.astype(np.float64) - base_sat[col], minlength=n_dpus
+                               ).astype(np.int64))
+    keys = np.concatenate((acc.keys[keep], np.arange(n_dpus, dtype=np.int64) * d + bi))
+    return SharedLocal(row, keys, np.concatenate((out_t, out_b)), n_dpus), saturated
 
 
 def sparse_batch_float(w: NDArray[np.float64], idx: NDArray[np.integer], y: NDArray[np.uint8], bias_index: int,

@@ -158,6 +158,10 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     if not update:
         return (sacc if st.fixed else facc), None
     if st.fixed:
+        if w.strides[0] == 0 and not admm:  # every DPU starts from the same (broadcast) model: MA-SGD
+            shared, sat = kn.sparse_update_shared(w[0], sacc, int(math.log2(b)), st.bias_index, kc)
+            tr.add("events", "saturated", sat)
+            return shared, None
         nw, sat = kn.sparse_update_fixed(w, sacc, int(math.log2(b)), st.bias_index, kc, st.c if admm else None)
         tr.add("events", "saturated", sat)
         return nw, None
@@ -212,7 +216,8 @@ def _zero_pad_slots(st: _State, w: NDArray) -> NDArray:
 
 def _ma_host(st: _State, w_local: NDArray, b_local: Any) -> None:
     if st.fixed:
-        st.w = _zero_pad_slots(st, host.average_fixed(w_local).astype(st.w.dtype))
+        avg = host.average_shared_fixed(w_local) if isinstance(w_local, kn.SharedLocal) else host.average_fixed(w_local)
+        st.w = _zero_pad_slots(st, avg.astype(st.w.dtype))
         if st.dense:
             st.bias = host.average_bias_fixed(b_local)
         return

@@ -116,7 +116,9 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
             tr.add("dmas", ("read", 8 * math.ceil(q * K.value_bytes / 8), t), b * n)
     conc = max(1, (2 * z + q_hi) // (2 * q_hi))  # z / q_hi concurrent random accesses, rounded half up
     tr.add("dmas", ("read", K.sparse_access_bytes, conc), b * (2 * z + 1))  # w gathers, accumulator reads
-    tr.add("dmas", ("write", K.sparse_access_bytes, conc), stats.acc_writes + b)  # + the bias accumulator
+    # float64 mode has no -1 guards: every gradient term is written back
+    writes = stats.acc_writes if stats.acc_writes.size else hits * z
+    tr.add("dmas", ("write", K.sparse_access_bytes, conc), writes + b)  # + the bias accumulator
     tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1)  # the bias weight, once per step
     _label_events(tr, "sparse", update, b)
     zero_n, zero_b = _blocks(d * K.sparse_acc_bytes // t, K.sparse_dense_block_bytes)

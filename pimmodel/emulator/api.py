@@ -11,7 +11,17 @@ import numpy as np
 
 from ..errors import DataError
 from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
-from .data import SyntheticDense, ell_from_rows, read_npy, read_svmlight, shard, synthetic_sparse, train_test_split
+from .data import (
+    CRITEO_ACTIVE,
+    SyntheticDense,
+    ell_from_rows,
+    read_npy,
+    read_svmlight_data,
+    shard,
+    synthetic_sparse,
+    train_test_split,
+)
+from .fixedpoint import quantize_unit
 from .metrics import decision, evaluate
 from .trace import merge
 from .trainers import Progress, TrainConfig, model_length, train
@@ -52,18 +62,33 @@ def _file_data(path: Path, dpus: int, seed: int, tasklets: int) -> tuple[Any, An
         raise DataError(f"dataset {str(path)!r} is neither synthetic-yfcc, synthetic-criteo nor an existing file")
     rng = np.random.default_rng(seed)
     if path.suffix == ".npy":
-        x, y = read_npy(path)
-        tr, te = train_test_split(x.shape[0], 0.2, rng)
-        sh = shard(x[tr], y[tr], dpus, "dense", x.shape[1], pad_multiple=tasklets * 128)
-        spec = replace(YFCC, name=path.stem, features=sh.features, nonzeros_per_row=sh.features,
-                       slots_per_row=sh.features, rows_per_dpu_weak=sh.rows_per_dpu)
-        return sh, x[te], y[te], spec
-    rows, y, top = read_svmlight(path)
-    ell = ell_from_rows(rows)
+        return _dense_shards(path, *read_npy(path), dpus, rng, tasklets)
+    data = read_svmlight_data(path)
+    if not data.binary:  # real-valued features: the dense kernels, Q1.31 after a range check
+        if data.features > MAX_DENSE_FEATURES:
+            raise DataError(f"{path}: {data.features:,} real-valued features; the dense kernels take at most "
+                            f"{MAX_DENSE_FEATURES:,} (binary data, one value everywhere, takes the sparse kernels)")
+        return _dense_shards(path, quantize_unit(data.dense()), data.labels, dpus, rng, tasklets)
+    data.check_ell(CRITEO_ACTIVE)
+    ell = ell_from_rows(data.rows)
     tr, te = train_test_split(ell.shape[0], 0.2, rng)
-    sh = shard(ell[tr], y[tr], dpus, "sparse", top)
-    return sh, ell[te], y[te], replace(CRITEO, name=path.stem, features=model_length(sh.features, tasklets),
-                                       rows_per_dpu_weak=sh.rows_per_dpu, bias_index=sh.features)
+    sh = shard(ell[tr], data.labels[tr], dpus, "sparse", data.features)
+    return sh, ell[te], data.labels[te], replace(CRITEO, name=path.stem, features=model_length(sh.features, tasklets),
+                                                 rows_per_dpu_weak=sh.rows_per_dpu, bias_index=sh.features)
+
+
+MAX_DENSE_FEATURES = 1 << 16
+"""Largest real-valued feature count the dense kernels are emulated with (a dense row must fit MRAM)."""
+
+
+def _dense_shards(path: Path, xq: Any, y: Any, dpus: int, rng: np.random.Generator, tasklets: int
+                  ) -> tuple[Any, Any, Any, DatasetSpec]:
+    """Q1.31 rows split into a train part sharded over the DPUs and a test part."""
+    tr, te = train_test_split(xq.shape[0], 0.2, rng)
+    sh = shard(xq[tr], y[tr], dpus, "dense", xq.shape[1], pad_multiple=tasklets * 128)
+    spec = replace(YFCC, name=path.stem, features=sh.features, nonzeros_per_row=sh.features,
+                   slots_per_row=sh.features, rows_per_dpu_weak=sh.rows_per_dpu)
+    return sh, xq[te], y[te], spec
 
 
 def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams, epochs: int = 1,

@@ -179,12 +179,44 @@ def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0, chun
 
 
 # ---------------------------------------------------------------- readers
-def read_svmlight(path: str | Path, max_active: int = CRITEO_ACTIVE) -> tuple[list[NDArray], NDArray[np.uint8], int]:
+@dataclass(frozen=True)
+class SvmlightData:
+    """An svmlight/LIBSVM file as read: per-row indices and values, binary labels, largest index + 1."""
+
+    rows: list[NDArray]
+    values: list[NDArray]
+    labels: NDArray[np.uint8]
+    features: int
+    lines: list[int]
+
+    @property
+    def binary(self) -> bool:
+        """True when every stored value is the same constant (the study's Criteo: 0.16013 everywhere), so
+        the rows are index sets for the sparse binary kernels."""
+        distinct = {float(v) for vals in self.values for v in np.unique(vals)}
+        return len(distinct) <= 1
+
+    def dense(self) -> NDArray[np.float64]:
+        """The rows as a dense real matrix (for non-binary data, which takes the dense kernels)."""
+        out = np.zeros((len(self.rows), self.features))
+        for i, (idx, vals) in enumerate(zip(self.rows, self.values, strict=True)):
+            out[i, idx] = vals
+        return out
+
+    def check_ell(self, max_active: int) -> None:
+        for idx, line in zip(self.rows, self.lines, strict=True):
+            if idx.size > max_active:
+                raise DataError(f"line {line}: {idx.size} active features but the ELL layout holds {max_active} "
+                                "per row")
+
+
+def read_svmlight_data(path: str | Path) -> SvmlightData:
     """Read an svmlight/LIBSVM file: ``label idx:value ...`` with 1-based or 0-based integer indices.
-    Returns (per-row index arrays, labels, largest index + 1). Errors name the line."""
+    Errors name the line."""
     rows: list[NDArray] = []
+    values: list[NDArray] = []
     labels: list[float] = []
-    top = 0
+    lines: list[int] = []
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
@@ -194,31 +226,39 @@ def read_svmlight(path: str | Path, max_active: int = CRITEO_ACTIVE) -> tuple[li
             text = line.split("#", 1)[0].strip()
             if not text:
                 continue
-            idx, label = _parse_svmlight_line(text, number, path, max_active)
+            idx, vals, label = _parse_svmlight_line(text, number, path)
             rows.append(idx)
+            values.append(vals)
             labels.append(label)
-            top = max(top, int(idx.max()) + 1 if idx.size else 0)
+            lines.append(number)
     if not rows:
         raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
-    return rows, check_labels(np.asarray(labels)), top
+    top = max((int(r.max()) + 1 for r in rows if r.size), default=0)
+    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines)
 
 
-def _parse_svmlight_line(text: str, number: int, path: str | Path, max_active: int) -> tuple[NDArray, float]:
+def read_svmlight(path: str | Path, max_active: int = CRITEO_ACTIVE) -> tuple[list[NDArray], NDArray[np.uint8], int]:
+    """Rows of a binary svmlight file as index sets for the ELL layout: (indices per row, labels, largest
+    index + 1)."""
+    data = read_svmlight_data(path)
+    data.check_ell(max_active)
+    return data.rows, data.labels, data.features
+
+
+def _parse_svmlight_line(text: str, number: int, path: str | Path) -> tuple[NDArray, NDArray, float]:
     parts = text.split()
     try:
         label = float(parts[0])
         pairs = [p.split(":", 1) for p in parts[1:]]
         idx = np.array([int(i) for i, _ in pairs], dtype=np.int64)
-        [float(v) for _, v in pairs]
+        vals = np.array([float(v) for _, v in pairs], dtype=np.float64)
     except (ValueError, IndexError):
         raise DataError(f"{path}:{number}: malformed svmlight line; expected 'label index:value ...'") from None
     if idx.size and idx.min() < 0:
         raise DataError(f"{path}:{number}: negative feature index {int(idx.min())}")
     if len(set(idx.tolist())) != idx.size:
         raise DataError(f"{path}:{number}: repeated feature index; the kernels need distinct indices per row")
-    if idx.size > max_active:
-        raise DataError(f"{path}:{number}: {idx.size} features but the ELL layout holds {max_active} per row")
-    return idx, label
+    return idx, vals, label
 
 
 def ell_from_rows(rows: list[NDArray], slots: int = CRITEO_ACTIVE) -> NDArray[np.int32]:

@@ -4,7 +4,7 @@
 import pytest
 
 from pimmodel.emulator.api import emulate
-from pimmodel.emulator.data import read_svmlight, synthetic_sparse
+from pimmodel.emulator.data import read_svmlight, read_svmlight_data, synthetic_sparse
 from pimmodel.errors import DataError, PimModelError
 from pimmodel.specs import HyperParams
 
@@ -22,6 +22,27 @@ def test_svmlight_malformed_names_line(tmp_path, text, line) -> None:
     f.write_text(text)
     with pytest.raises(DataError, match=f":{line}:"):
         read_svmlight(f)
+
+
+def test_real_valued_svmlight_is_dense_and_binary_is_sparse(tmp_path) -> None:
+    real = tmp_path / "real.svm"
+    real.write_text("".join(f"{i % 2} 1:{0.9 if i % 2 else 0.1} 2:0.3\n" for i in range(80)))
+    data = read_svmlight_data(real)
+    assert not data.binary and data.dense()[1].tolist() == [0.0, 0.9, 0.3]
+    hyper = HyperParams(4, 64, 1, 12)
+    run = emulate(str(real), 1, "lr", "ma-sgd", hyper, 2)
+    assert run.history[-1]["train_accuracy"] == 1.0
+    binary = tmp_path / "bin.svm"
+    binary.write_text("".join(f"{i % 2} {1 + i % 2}:0.16013 5:0.16013\n" for i in range(80)))
+    assert read_svmlight_data(binary).binary
+    assert emulate(str(binary), 1, "lr", "ma-sgd", hyper, 2).history[-1]["auc"] == 1.0
+
+
+def test_real_valued_features_must_fit_q131(tmp_path) -> None:
+    f = tmp_path / "range.svm"
+    f.write_text("".join(f"{i % 2} 1:1.5 2:0.3\n" for i in range(80)))
+    with pytest.raises(DataError, match="outside \\[0, 1\\]"):
+        emulate(str(f), 1, "lr", "ma-sgd", HyperParams(4, 64, 1, 12), 1)
 
 
 def test_non_binary_labels(tmp_path) -> None:

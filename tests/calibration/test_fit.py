@@ -43,7 +43,7 @@ CASES = [
     ("dense", "admm", "svm", {"dot_mul_bytes": 0.9, "svm_hit_fraction": 0.45}),
     ("dense", "ga-sgd", "svm", {"dot_mul_bytes": 1.1, "svm_hit_fraction": 0.6}),
     ("sparse", "ma-sgd", "lr", {"sparse_write_fraction": 0.8}),
-    ("sparse", "ga-sgd", "svm", {"svm_hit_fraction": 0.35}),
+    ("sparse", "ga-sgd", "svm", {"svm_hit_fraction": 0.35, "sparse_write_fraction": 0.9}),
 ]
 
 

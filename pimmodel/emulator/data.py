@@ -24,11 +24,20 @@ CRITEO_POSITIVE_FRACTION = 0.0342
 
 
 class Shards(Protocol):
-    layout: str
-    n_dpus: int
-    rows_per_dpu: int
-    features: int
-    """dense: features per row (padded); sparse: hashed features (the bias slot sits at this index)."""
+    """Per-DPU training rows, in memory or generated on demand."""
+
+    @property
+    def layout(self) -> str: ...
+
+    @property
+    def n_dpus(self) -> int: ...
+
+    @property
+    def rows_per_dpu(self) -> int: ...
+
+    @property
+    def features(self) -> int:
+        """dense: features per row (padded); sparse: hashed features (the bias slot sits at this index)."""
 
     def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]: ...
 

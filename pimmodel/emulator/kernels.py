@@ -343,9 +343,9 @@ def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArra
     yi = y.astype(np.int64)
     z = _sparse_dot(w, idx, bias_index)
     value, active, hit = _sparse_scalars_fixed(z, yi, cfg)
-    flat = idx.astype(np.int64).reshape(n_dpus, -1)
-    flat += np.arange(n_dpus, dtype=np.int64)[:, None] * d
-    flat = flat.reshape(-1)
+    per_dpu = idx.astype(np.int64).reshape(n_dpus, -1)
+    per_dpu += np.arange(n_dpus, dtype=np.int64)[:, None] * d
+    flat = per_dpu.reshape(-1)
     if active.all():
         keys_in, vals = flat, np.repeat(value.reshape(-1), z_slots)
     else:

@@ -78,12 +78,13 @@ class _State:
         self.d = shards.features if self.dense else model_length(shards.features, cfg.tasklets)
         self.bias_index = shards.features
         dtype = np.int64 if self.fixed and self.dense else (np.int32 if self.fixed else np.float64)
-        self.w = np.zeros(self.d, dtype=dtype)
+        # int64/int32 arrays in fixed point, float64 in float64 mode: typed NDArray[Any] on purpose
+        self.w: NDArray[Any] = np.zeros(self.d, dtype=dtype)
         self.bias: Any = np.int64(0) if self.fixed else 0.0
-        self.w_local = np.zeros((self.n, self.d), dtype=dtype)
-        self.b_local = np.zeros(self.n, dtype=np.int64 if self.fixed else np.float64)
-        self.u = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
-        self.c = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
+        self.w_local: NDArray[Any] = np.zeros((self.n, self.d), dtype=dtype)
+        self.b_local: NDArray[Any] = np.zeros(self.n, dtype=np.int64 if self.fixed else np.float64)
+        self.u: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
+        self.c: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
 
     def decoded(self, w: NDArray, bias: Any) -> Weights:
         scale = fx.ONE if self.fixed else 1.0
@@ -140,7 +141,7 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     x, y = shards.rows(lo, lo + b)
     admm = cfg.optimizer == "admm"
     if st.dense:
-        fn = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
+        fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
         acc, bacc, stats = fn(w, bias, x, y, kc)
         ev.dense_step(tr, stats, b, st.d, cfg.model, update, admm)
         if not update:
@@ -150,6 +151,8 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
             tr.add("events", "saturated", sat)
             return nw, nb
         return kn.update_float(w, acc, b, kc, st.c if admm else None), bias - bacc / b
+    sacc: Any
+    facc: Any
     if st.fixed:
         sacc, stats = kn.sparse_batch_fixed(w, x, y, st.bias_index, kc)
     else:
@@ -162,9 +165,9 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
             shared, sat = kn.sparse_update_shared(w[0], sacc, int(math.log2(b)), st.bias_index, kc)
             tr.add("events", "saturated", sat)
             return shared, None
-        nw, sat = kn.sparse_update_fixed(w, sacc, int(math.log2(b)), st.bias_index, kc, st.c if admm else None)
+        new_w, sat = kn.sparse_update_fixed(w, sacc, int(math.log2(b)), st.bias_index, kc, st.c if admm else None)
         tr.add("events", "saturated", sat)
-        return nw, None
+        return new_w, None
     return kn.sparse_update_float(w, facc, b, st.bias_index, kc, st.c if admm else None), None
 
 
@@ -266,6 +269,9 @@ def _admm_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int
     _model_calls(tr, st, to_pim=False)
     st.w_local, st.b_local = w, bias
     intended = cfg.admm_consensus == "intended"
+    assert st.u is not None  # allocated for ADMM in _State
+    b_mean: Any
+    w_mean: Any
     if st.fixed:
         kappa = host.admm_kappa(st.n, cfg.reg_shift, cfg.alpha_shift)
         scale = host.admm_svm_scale(st.n, cfg.reg_shift, cfg.alpha_shift, intended)

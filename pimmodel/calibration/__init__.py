@@ -7,54 +7,21 @@ provenance and the before/after error per phase. Hardware constants are never fi
 
 from __future__ import annotations
 
-import platform
-from collections.abc import Callable, Sequence
-from dataclasses import asdict
+import importlib
+from typing import Any
 
-import numpy as np
-
-from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
-from ..specs import DEFAULT_HARDWARE, HardwareSpec, load_hardware
-from .compare import emulate, observe, phase_error_summary
-from .design import DesignPoint, EmulatorSettings, default_design, tiny_design
-from .fit import FIT_PHASES, CalibrationError, Observation, fit, fit_layout, model_phases
-from .result import (
-    CalibrationResult,
-    LayoutFit,
-    fit_key,
-    git_revision,
-    load_calibration,
-    now_utc,
-    read_calibration,
-)
+# Lazy re-exports: ``predict`` reads the shipped calibration through ``result`` on every CLI start, and
+# must not pay for scipy.optimize (the fit) or the emulator.
+_LAZY = {
+    "FIT_PHASES": "fit", "CalibrationError": "fit", "Observation": "fit", "fit": "fit", "fit_layout": "fit",
+    "model_phases": "fit", "CalibrationResult": "result", "LayoutFit": "result", "load_calibration": "result",
+    "read_calibration": "result", "DesignPoint": "design", "EmulatorSettings": "design",
+    "default_design": "design", "tiny_design": "design", "emulate": "compare", "calibrate": "run",
+}
+__all__ = sorted(_LAZY)
 
 
-def calibrate(design: Sequence[DesignPoint] | None = None, hardware: HardwareSpec | str | None = None,
-              settings: EmulatorSettings = EmulatorSettings(), bootstrap: int = 0, seed: int = 0,
-              label: str | None = None, progress: Callable[[DesignPoint], None] | None = None) -> CalibrationResult:
-    """Emulate ``design`` (default: ``default_design(seed)``), fit, and return the calibration."""
-    hw = hardware if isinstance(hardware, HardwareSpec) else load_hardware(hardware or DEFAULT_HARDWARE)
-    points = list(design) if design is not None else default_design(seed)
-    observations = observe(points, hw, settings, progress)
-    fits = fit(observations, hw.numeric(), bootstrap=bootstrap, rng=np.random.default_rng(seed))
-    before = phase_error_summary(observations, hw, dict(COEFFICIENT_DEFAULTS))
-    after = phase_error_summary(observations, hw, lambda w: {**COEFFICIENT_DEFAULTS, **fits[fit_key(w)].as_dict()})
-    created = now_utc()
-    revision = git_revision()
-    provenance = {
-        "created_utc": created, "git_revision": revision, "hardware": hw.name,
-        "emulator_settings": asdict(settings), "seeds": sorted({p.seed for p in points}),
-        "design_points": len(points), "bootstrap_draws": bootstrap, "fit_phases": list(FIT_PHASES),
-        "python": platform.python_version(), "numpy": np.__version__,
-        "method": "scipy.optimize.least_squares (trf, bounded) on relative per-phase residuals; "
-                  "std errors from s^2 (J^T J)^-1",
-    }
-    design_records = [{**p.to_record(), "name": ob.tag, "stats": dict(ob.stats),
-                       "reference_s": dict(ob.reference_s)} for p, ob in zip(points, observations, strict=True)]
-    return CalibrationResult(label=label or f"calibration {created[:10]} (git {revision})", fits=fits,
-                             provenance=provenance, design=design_records, errors={"before": before, "after": after})
-
-
-__all__ = ["FIT_PHASES", "CalibrationError", "CalibrationResult", "DesignPoint", "EmulatorSettings", "LayoutFit",
-           "Observation", "calibrate", "default_design", "emulate", "fit", "fit_layout", "load_calibration",
-           "model_phases", "read_calibration", "tiny_design"]
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

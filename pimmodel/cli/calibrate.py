@@ -80,10 +80,11 @@ class _progress:
 
 
 def _print(record: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from ..report.tables import stdout_console
+
+    console = stdout_console()
     errors = Table(title="model vs emulator on the design: |relative error| per phase (phases >= 1 % of the epoch)")
     for col in ("phase", "before mean", "before max", "after mean", "after max", "n"):
         errors.add_column(col, justify="left" if col == "phase" else "right")

@@ -11,10 +11,11 @@ from ..specs import DEFAULT_HARDWARE, HyperParams
 
 
 def _render(result: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from ..report.tables import stdout_console
+
+    console = stdout_console()
     epochs = Table(title="metrics per epoch")
     for col in ("epoch", "train acc", "test acc", "loss", "AUC", "emulated s"):
         epochs.add_column(col, justify="right")

@@ -56,8 +56,9 @@ def validate_command(
 
 
 def _print(record: dict, failures_only: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ..report.tables import stdout_console
 
     cases = [c for c in record["cases"] if not (failures_only and c["ok"])]
     table = Table(title=f"validation on {record['hardware']} · calibration: {record['calibration']}")
@@ -68,7 +69,7 @@ def _print(record: dict, failures_only: bool) -> None:
         table.add_row(c["group"], c["name"], c["phase"], f"{c['reference']:.4g} {c['unit']}",
                       f"{c['predicted']:.4g} {c['unit']}", f"{c['rel_error']:+.1%}", f"{bound}{c['tolerance']:.0%}",
                       "[green]ok[/]" if c["ok"] else "[red]FAIL[/]")
-    console = Console()
+    console = stdout_console()
     console.print(table)
     failed = sum(not c["ok"] for c in record["cases"])
     console.print(f"{len(record['cases'])} cases, {failed} failed" + ("" if failed else " - all pass"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
+
+from ..report.tables import stdout_console
 
 SHORT = {"dpu_compute": "compute", "mram_wram_dma": "dma", "host_to_pim": "to_pim", "pim_to_host": "to_host",
          "host_aggregate": "aggregate", "launch": "launch"}
@@ -62,13 +63,8 @@ def importance_table(record: Mapping[str, Any]) -> Table:
     return t
 
 
-def _console() -> Console:
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
-
-
 def print_study(record: Mapping[str, Any]) -> None:
-    console = _console()
+    console = stdout_console()
     if not record["front"]:
         console.print(f"{record['study']}: no feasible design among {record['trials']} trials")
     else:
@@ -81,7 +77,7 @@ def print_study(record: Mapping[str, Any]) -> None:
 
 
 def print_sensitivity(record: Mapping[str, Any], top: int) -> None:
-    console = _console()
+    console = stdout_console()
     phases = list(record["phases_s"])
     t = Table(title=f"elasticity d ln T / d ln p: {record['workload']} on {record['hardware']} "
               f"({record['view']} view, epoch {record['epoch_s']:.4g} s)")

@@ -73,5 +73,11 @@ def scaling_table(records: Sequence[Mapping[str, Any]], metrics: Sequence[Mappin
     return table
 
 
+def stdout_console() -> Console:
+    """The console for tables: the terminal's width, or 160 columns when piped (no wrapped cells in logs)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
 def print_table(table: Table) -> None:
-    Console().print(table)
+    stdout_console().print(table)

@@ -134,3 +134,39 @@ class KernelProfile:
 
 PROFILE = KernelProfile()
 """The study's kernels."""
+
+
+# ---------------------------------------------------------------- sections of the DPU work
+# A DPU's work per epoch is a sequence of sections, each between two barriers (or a kernel boundary). In a
+# parallel section all tasklets interleave, so one tasklet's DMA can hide behind another's compute (the wall
+# view charges only max(0, DMA - compute) of it); in a serial section tasklet 0 (or T-1) works alone and all of
+# its DMA is exposed. Nothing overlaps across a barrier. The cost model's ``Section``s and the emulator's trace
+# both use these names.
+SAMPLE = "sample"
+"""per sample, every tasklet: partial dot product and gradient terms."""
+ZERO = "zero"
+"""start of a local step: every tasklet zeroes its accumulator slice in MRAM."""
+UPDATE = "update"
+"""end of a local step (MA-SGD, ADMM): every tasklet sweeps its slice of w."""
+EXCHANGE = "exchange"
+"""cost model only: the DPU side of an all-reduce over direct DPU links (hypothetical hardware)."""
+STEP_READS = "step_reads"
+"""once per local step, tasklet 0 alone: the batch's labels (and, sparse, tasklet T-1's bias-weight read)."""
+ERROR = "error"
+"""per sample, tasklet 0 alone between the two per-sample barriers: reduction, sigmoid + LUT read or margin."""
+STEP = "step"
+"""the per-step barriers besides the per-sample ones."""
+LAUNCH = "launch"
+"""kernel start and end barriers; dense: tasklet T-1's bias read and write."""
+PARALLEL_SECTIONS: tuple[str, ...] = (SAMPLE, ZERO, UPDATE, EXCHANGE)
+SERIAL_SECTIONS: tuple[str, ...] = (STEP_READS, ERROR, STEP, LAUNCH)
+SECTIONS: tuple[str, ...] = PARALLEL_SECTIONS + SERIAL_SECTIONS
+
+
+def is_parallel(section: str) -> bool:
+    """True if the tasklets interleave in ``section`` (its DMA can hide behind compute)."""
+    if section in PARALLEL_SECTIONS:
+        return True
+    if section in SERIAL_SECTIONS:
+        return False
+    raise ValueError(f"unknown DPU section {section!r}; known: {', '.join(SECTIONS)}")

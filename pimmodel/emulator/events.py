@@ -1,5 +1,6 @@
 """Turn one emulated local step into trace events, following the kernels' control flow
-(``pimmodel.kernelspec.PROFILE``) plus the data-dependent counts measured by the kernels."""
+(``pimmodel.kernelspec.PROFILE``) plus the data-dependent counts measured by the kernels. Every count is
+recorded in its section (``pimmodel.kernelspec.SECTIONS``), as the cost model's ``Section``s split the work."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ..kernelspec import ERROR, LAUNCH, SAMPLE, STEP, STEP_READS, UPDATE, ZERO
 from ..kernelspec import PROFILE as K
 from .kernels import KernelStats
 from .trace import Trace
@@ -24,42 +26,43 @@ def _blocks(total_bytes: int, block: int) -> tuple[int, int]:
 def serial_section(tr: Trace, model: str, samples: int) -> None:
     """Tasklet 0 between the two per-sample barriers (reduction, then sigmoid + LUT read or margin test)."""
     t = tr.tasklets
-    tr.add("serial_ops", "int64_add", samples * t)
+    tr.add("ops", "int64_add", samples * t, ERROR)
     extra = K.sigmoid_integer_instructions if model == "lr" else K.svm_margin_instructions
-    tr.add("serial_ops", "bookkeeping", samples * (t * K.reduce_instructions_per_tasklet + extra))
+    tr.add("ops", "bookkeeping", samples * (t * K.reduce_instructions_per_tasklet + extra), ERROR)
     if model == "lr":
         for name, n in SIGMOID_OPS.items():
-            tr.add("serial_ops", name, samples * n)
-        tr.add("dmas", ("read", K.lut_read_bytes, 1), samples)
-    tr.add("events", "serial_sections", samples)
-    tr.add("events", "barriers", samples * K.barriers_per_sample)
-    tr.add("events", "samples", samples)
+            tr.add("ops", name, samples * n, ERROR)
+        tr.add("dmas", ("read", K.lut_read_bytes, 1), samples, ERROR)
+    tr.add("events", "serial_sections", samples, ERROR)
+    tr.add("events", "barriers", samples * K.barriers_per_sample, ERROR)
+    tr.add("events", "samples", samples, ERROR)
 
 
 def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update: bool, admm: bool) -> None:
     """One local step of the dense kernels on every DPU (b samples of d features)."""
     t, n = tr.tasklets, b * d
     hits = stats.margin_hits.astype(np.float64)
-    tr.add("ops", "mul64", n * (2 if model == "lr" else 1))
-    tr.add("ops", "mul64_bytes", stats.dot_mul_bytes + stats.grad_mul_bytes)
-    tr.add("ops", "int64_shift", n * (2 if model == "lr" else 1))
-    tr.add("ops", "int64_add", n)
+    tr.add("ops", "mul64", n * (2 if model == "lr" else 1), SAMPLE)
+    tr.add("ops", "mul64_bytes", stats.dot_mul_bytes + stats.grad_mul_bytes, SAMPLE)
+    tr.add("ops", "int64_shift", n * (2 if model == "lr" else 1), SAMPLE)
+    tr.add("ops", "int64_add", n, SAMPLE)
     book: float | NDArray[np.float64]
     if model == "lr":
-        tr.add("ops", "int32_add", n)
+        tr.add("ops", "int32_add", n, SAMPLE)
         book = n * (K.dot_loop_instructions + K.grad_lr_loop_instructions)
     else:
-        tr.add("ops", "int32_shift", n)
-        tr.add("ops", "int32_add", hits * d)
+        tr.add("ops", "int32_shift", n, SAMPLE)
+        tr.add("ops", "int32_add", hits * d, SAMPLE)
         book = n * (K.dot_loop_instructions + K.grad_svm_loop_instructions) + hits * d * K.grad_svm_hit_instructions
-    tr.add("ops", "bookkeeping", book + b * t * K.sample_overhead_instructions
-           + d * K.zero_loop_instructions + t * K.step_overhead_instructions)
+    tr.add("ops", "bookkeeping", book + b * t * K.sample_overhead_instructions, SAMPLE)
+    tr.add("ops", "bookkeeping", d * K.zero_loop_instructions + t * K.step_overhead_instructions, ZERO)
     d_t = d // t
     x_n, x_b = _blocks(d_t * K.value_bytes, 2048)
     blk_n, blk_b = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
-    tr.add("dmas", ("read", x_b, t), b * x_n * t)
-    tr.add("dmas", ("read", blk_b, t), b * 2 * blk_n * t)
-    tr.add("dmas", ("write", blk_b, t), (b + 1) * blk_n * t)  # accumulators per sample + zeroing
+    tr.add("dmas", ("read", x_b, t), b * x_n * t, SAMPLE)
+    tr.add("dmas", ("read", blk_b, t), b * 2 * blk_n * t, SAMPLE)
+    tr.add("dmas", ("write", blk_b, t), b * blk_n * t, SAMPLE)  # accumulators per sample
+    tr.add("dmas", ("write", blk_b, t), blk_n * t, ZERO)
     _label_events(tr, "dense", update, b)
     if update:
         _dense_update_events(tr, d, admm, blk_n, blk_b)
@@ -74,26 +77,27 @@ def _label_events(tr: Trace, layout: str, update: bool, b: int) -> None:
         n, each = _blocks(8 * math.ceil(b * K.label_bytes / 8), 2048)
     else:
         n, each = -(-b // (block // K.label_bytes)), block
-    tr.add("dmas", ("read", each, 1), n)
+    tr.add("dmas", ("read", each, 1), n, STEP_READS)
 
 
 def _dense_update_events(tr: Trace, d: int, admm: bool, blk_n: int, blk_b: int) -> None:
     t = tr.tasklets
-    tr.add("ops", "int32_shift", d)
-    tr.add("ops", "int64_shift", d)
-    tr.add("ops", "int64_add", 2 * d)
-    tr.add("ops", "bookkeeping", d * (K.update_loop_instructions + (K.admm_update_extra_instructions if admm else 0)))
-    tr.add("dmas", ("read", blk_b, t), (3 if admm else 2) * blk_n * t)
-    tr.add("dmas", ("write", blk_b, t), blk_n * t)
+    tr.add("ops", "int32_shift", d, UPDATE)
+    tr.add("ops", "int64_shift", d, UPDATE)
+    tr.add("ops", "int64_add", 2 * d, UPDATE)
+    tr.add("ops", "bookkeeping", d * (K.update_loop_instructions + (K.admm_update_extra_instructions if admm else 0)),
+           UPDATE)
+    tr.add("dmas", ("read", blk_b, t), (3 if admm else 2) * blk_n * t, UPDATE)
+    tr.add("dmas", ("write", blk_b, t), blk_n * t, UPDATE)
 
 
 def _step_events(tr: Trace, stats: KernelStats, layout: str, update: bool) -> None:
-    tr.add("events", "barriers", K.step_barriers(layout, update))
-    tr.add("events", "margin_hits", stats.margin_hits)
-    tr.add("events", "steps", 1)
+    tr.add("events", "barriers", K.step_barriers(layout, update), STEP)
+    tr.add("events", "margin_hits", stats.margin_hits, SAMPLE)
+    tr.add("events", "steps", 1, STEP)
     if stats.acc_writes.size:
-        tr.add("events", "acc_writes", stats.acc_writes)
-        tr.add("events", "acc_skipped", stats.acc_skipped)
+        tr.add("events", "acc_writes", stats.acc_writes, SAMPLE)
+        tr.add("events", "acc_skipped", stats.acc_skipped, SAMPLE)
 
 
 def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_index: int, model: str,
@@ -101,39 +105,40 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
     """One local step of the sparse kernels: b samples of z active slots, model length d."""
     t = tr.tasklets
     hits = stats.margin_hits.astype(np.float64) if model == "svm" else float(b)
-    tr.add("ops", "int64_add", b * z + hits * z)
+    tr.add("ops", "int64_add", b * z + hits * z, SAMPLE)
     tr.add("ops", "bookkeeping", b * z * K.sparse_slot_instructions + hits * z * K.sparse_grad_slot_instructions
-           + b * t * K.sample_overhead_instructions + t * K.step_overhead_instructions)
+           + b * t * K.sample_overhead_instructions, SAMPLE)
     # the z slots are split ceil(z/T) / floor(z/T): the extra slot of the z mod T busier tasklets runs
     # while the others already wait at the barrier
     q_hi, n_hi = -(-z // t), z % t or t
     if q_hi > z // t:
-        tr.add("tail_ops", ("int64_add", n_hi), (b + hits) * n_hi)
+        tr.add("tail_ops", ("int64_add", n_hi), (b + hits) * n_hi, SAMPLE)
         tr.add("tail_ops", ("bookkeeping", n_hi), (b * K.sparse_slot_instructions
-                                                   + hits * K.sparse_grad_slot_instructions) * n_hi)
+                                                   + hits * K.sparse_grad_slot_instructions) * n_hi, SAMPLE)
     for q, n in ((q_hi, n_hi), (z // t, t - n_hi)):
         if n and q:
-            tr.add("dmas", ("read", 8 * math.ceil(q * K.value_bytes / 8), t), b * n)
+            tr.add("dmas", ("read", 8 * math.ceil(q * K.value_bytes / 8), t), b * n, SAMPLE)
     conc = max(1, (2 * z + q_hi) // (2 * q_hi))  # z / q_hi concurrent random accesses, rounded half up
-    tr.add("dmas", ("read", K.sparse_access_bytes, conc), b * (2 * z + 1))  # w gathers, accumulator reads
+    tr.add("dmas", ("read", K.sparse_access_bytes, conc), b * (2 * z + 1), SAMPLE)  # w gathers, accumulator reads
     # float64 mode has no -1 guards: every gradient term is written back
     writes = stats.acc_writes if stats.acc_writes.size else hits * z
-    tr.add("dmas", ("write", K.sparse_access_bytes, conc), writes + b)  # + the bias accumulator
-    tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1)  # the bias weight, once per step
+    tr.add("dmas", ("write", K.sparse_access_bytes, conc), writes + b, SAMPLE)  # + the bias accumulator
+    tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1, STEP_READS)  # the bias weight, once per step
     _label_events(tr, "sparse", update, b)
     zero_n, zero_b = _blocks(d * K.sparse_acc_bytes // t, K.sparse_dense_block_bytes)
-    tr.add("dmas", ("write", zero_b, t), zero_n * t)
+    tr.add("dmas", ("write", zero_b, t), zero_n * t, ZERO)
     tr.add("ops", "bookkeeping", zero_n * t * K.dma_loop_instructions
-           + t * (K.sparse_dense_block_bytes // K.sparse_acc_bytes) * K.zero_loop_instructions)
+           + t * (K.sparse_dense_block_bytes // K.sparse_acc_bytes) * K.zero_loop_instructions
+           + t * K.step_overhead_instructions, ZERO)
     if update:
         upd = -(-(bias_index + 1) // (K.dense_block_bytes // K.value_bytes))
-        tr.add("ops", "int64_shift", 2 * (bias_index + 1))
-        tr.add("ops", "int64_add", 2 * (bias_index + 1))
+        tr.add("ops", "int64_shift", 2 * (bias_index + 1), UPDATE)
+        tr.add("ops", "int64_add", 2 * (bias_index + 1), UPDATE)
         tr.add("ops", "bookkeeping", (bias_index + 1) * (K.update_loop_instructions
-                                                         + (K.admm_update_extra_instructions if admm else 0)))
-        tr.add("dmas", ("read", K.dense_block_bytes, t), upd * (2 if admm else 1))
-        tr.add("dmas", ("read", K.sparse_dense_block_bytes, t), upd)
-        tr.add("dmas", ("write", K.dense_block_bytes, t), upd)
+                                                         + (K.admm_update_extra_instructions if admm else 0)), UPDATE)
+        tr.add("dmas", ("read", K.dense_block_bytes, t), upd * (2 if admm else 1), UPDATE)
+        tr.add("dmas", ("read", K.sparse_dense_block_bytes, t), upd, UPDATE)
+        tr.add("dmas", ("write", K.dense_block_bytes, t), upd, UPDATE)
     serial_section(tr, model, b)
     _step_events(tr, stats, "sparse", update)
 
@@ -141,7 +146,7 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
 def launch(tr: Trace, dense: bool) -> None:
     """Kernel start/end barriers; the dense kernels' tasklet 15 reads and writes the int64 bias."""
     tr.launches += 1
-    tr.add("events", "barriers", K.barriers_per_launch)
+    tr.add("events", "barriers", K.barriers_per_launch, LAUNCH)
     if dense:
-        tr.add("dmas", ("read", K.bias_bytes, 1), 1)
-        tr.add("dmas", ("write", K.bias_bytes, 1), 1)
+        tr.add("dmas", ("read", K.bias_bytes, 1), 1, LAUNCH)
+        tr.add("dmas", ("write", K.bias_bytes, 1), 1, LAUNCH)

@@ -1,10 +1,17 @@
-"""Event counts of an emulated run, per phase, and their conversion to seconds.
+"""Event counts of an emulated run, per DPU section and phase, and their conversion to seconds.
 
-Counters with a DPU axis hold per-DPU totals (summed over tasklets for parallel sections); host-side
-counters are scalars. Seconds come from ``pimmodel.primitives`` only, in two views:
+Every DPU count belongs to a section of the kernels' work (``pimmodel.kernelspec.SECTIONS``: the same
+names and parallel/serial classification as the cost model's ``Section``s). Counters with a DPU axis hold
+per-DPU totals (summed over tasklets for parallel sections); host-side counters are scalars. Seconds come
+from ``pimmodel.primitives`` only, in two views:
 
-- ``wall``: what a production build takes. Per DPU, DMA overlaps compute across tasklets, so only the DMA
-  time not hidden behind compute is charged to ``mram_wram_dma`` (the busiest DPU decides); launches count.
+- ``wall``: what a production build takes. Per DPU and per section, DMA overlaps compute across tasklets
+  only inside a parallel section (between two barriers): that section is charged max(0, DMA - compute) of
+  its DMA; a serial section (tasklet 0 alone) hides none of its DMA. The exposed DMA summed over sections
+  is ``mram_wram_dma`` (the busiest DPU decides); launches count. As in the cost model (which charges
+  ``count x max(0, dma - compute)`` with mean per-occurrence cycles), the overlap is taken over a section's
+  totals in the trace, which equals the per-occurrence sum whenever every occurrence has the same sign of
+  DMA - compute (always for LR, whose per-occurrence counts do not depend on the data).
 - ``breakdown``: the study's instrumented builds: compute and DMA summed (each the max over DPUs),
   launch overhead excluded.
 """
@@ -19,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import primitives as P
+from ..kernelspec import SECTIONS, is_parallel
 from ..specs import HardwareSpec
 
 PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
@@ -32,8 +40,21 @@ _HW_FIELD = {"int64_add": "int64_add_instructions", "int64_shift": "int64_shift_
              "double_div": "double_div_instructions"}
 
 
+TABLES = ("ops", "tail_ops", "dmas", "events")
+"""Per-section tables: ``ops`` op class -> count (issued by all tasklets in a parallel section, by one in a
+serial one); ``tail_ops`` (op class, active tasklets k) -> the part of ``ops`` that only k < T tasklets run
+while the others wait at the next barrier (parallel sections only); ``dmas`` (direction 'read'|'write',
+bytes, concurrent tasklets) -> DMAs; ``events`` name -> count (``barriers`` cost compute cycles in their
+section; the others are statistics: samples, serial_sections, steps, margin_hits, acc_writes, ...)."""
+NO_SECTION = ""
+"""The section of events that cost nothing (statistics recorded outside the kernels' sections)."""
+
+
 def _vec(n: int) -> NDArray[np.float64]:
     return np.zeros(n, dtype=np.float64)
+
+
+Table = dict[Any, NDArray[np.float64]]
 
 
 @dataclass
@@ -43,17 +64,8 @@ class Trace:
     dpus: int
     tasklets: int
     epochs: int = 0
-    ops: dict[str, NDArray[np.float64]] = field(default_factory=dict)
-    """parallel sections: op class -> count per DPU (all tasklets together)."""
-    tail_ops: dict[tuple[str, int], NDArray[np.float64]] = field(default_factory=dict)
-    """(op class, active tasklets k) -> the part of ``ops`` that only k < T tasklets run while the others
-    wait at the next barrier (e.g. the extra slot of the sparse kernels' busier tasklets)."""
-    serial_ops: dict[str, NDArray[np.float64]] = field(default_factory=dict)
-    """tasklet 0 alone between barriers: op class -> count per DPU."""
-    dmas: dict[tuple[str, int, int], NDArray[np.float64]] = field(default_factory=dict)
-    """(direction 'read'|'write', bytes, concurrent tasklets) -> DMAs per DPU."""
-    events: dict[str, NDArray[np.float64]] = field(default_factory=dict)
-    """barriers, serial_sections, margin_hits, acc_writes, acc_skipped, saturated, samples."""
+    sections: dict[str, dict[str, Table]] = field(default_factory=dict)
+    """section name -> table (``TABLES``) -> key -> count per DPU."""
     launches: int = 0
     rounds: int = 0
     transfers: dict[tuple[str, str, int], int] = field(default_factory=lambda: defaultdict(int))
@@ -66,11 +78,30 @@ class Trace:
     """threads per round -> rounds in which that many pthreads were created and joined."""
 
     # ------------------------------------------------------------ recording
-    def add(self, table: str, key: Any, per_dpu: Any) -> None:
-        target: dict[Any, NDArray[np.float64]] = getattr(self, table)
-        if key not in target:
-            target[key] = _vec(self.dpus)
-        target[key] += np.asarray(per_dpu, dtype=np.float64)
+    def add(self, table: str, key: Any, per_dpu: Any, section: str = NO_SECTION) -> None:
+        """Add ``per_dpu`` (a scalar or one value per DPU) to ``table[key]`` of ``section``."""
+        tables = self.sections.get(section)
+        if tables is None:
+            tables = self.sections[section] = self._new_section(section)
+        target = tables[table]
+        value = target.get(key)
+        if value is None:
+            self._check_entry(table, section)
+            value = target[key] = _vec(self.dpus)
+        value += np.asarray(per_dpu, dtype=np.float64)
+
+    @staticmethod
+    def _new_section(section: str) -> dict[str, Table]:
+        if section != NO_SECTION:
+            is_parallel(section)  # raises for an unknown name
+        return {t: {} for t in TABLES}
+
+    @staticmethod
+    def _check_entry(table: str, section: str) -> None:
+        if section == NO_SECTION and table != "events":
+            raise ValueError(f"{table} must be recorded in one of the sections {', '.join(SECTIONS)}")
+        if table == "tail_ops" and not is_parallel(section):
+            raise ValueError(f"tail_ops in the serial section {section!r}")
 
     def transfer(self, to_pim: bool, bytes_per_dpu: int, mode: str = "parallel", calls: int = 1) -> None:
         self.transfers[("to_pim" if to_pim else "to_host", mode, int(bytes_per_dpu))] += calls
@@ -78,6 +109,41 @@ class Trace:
     def host(self, bytes_streamed: float, element_passes: float, threads: int) -> None:
         self.host_bytes[threads] += bytes_streamed
         self.host_element_passes += element_passes
+
+    # ------------------------------------------------------------ totals over sections
+    def _total(self, table: str, parallel: bool | None = None) -> Table:
+        out: Table = {}
+        for section, tables in self.sections.items():
+            if parallel is not None and (section == NO_SECTION or is_parallel(section) != parallel):
+                continue
+            for key, value in tables[table].items():
+                out[key] = out[key] + value if key in out else value.copy()
+        return out
+
+    @property
+    def ops(self) -> Table:
+        """Parallel sections: op class -> count per DPU (all tasklets together)."""
+        return self._total("ops", parallel=True)
+
+    @property
+    def serial_ops(self) -> Table:
+        """Serial sections (one tasklet alone between barriers): op class -> count per DPU."""
+        return self._total("ops", parallel=False)
+
+    @property
+    def tail_ops(self) -> Table:
+        """(op class, active tasklets k) -> the part of ``ops`` run by k < T tasklets."""
+        return self._total("tail_ops")
+
+    @property
+    def dmas(self) -> Table:
+        """(direction 'read'|'write', bytes, concurrent tasklets) -> DMAs per DPU, all sections."""
+        return self._total("dmas")
+
+    @property
+    def events(self) -> Table:
+        """Event name -> count per DPU, all sections."""
+        return self._total("events")
 
     # ------------------------------------------------------------ derived counts
     def instructions(self, hw: HardwareSpec, serial: bool = False, table: dict[Any, NDArray[np.float64]] | None = None
@@ -87,8 +153,8 @@ class Trace:
             table = self.serial_ops if serial else self.ops
         out: dict[str, NDArray[np.float64]] = {}
         for name, count in table.items():
-            if name == "mul64":
-                out[name] = P.mul64_instructions(0, hw) * count
+            if name == "mul64":  # order-independent: mul64_bytes may come first
+                out[name] = out.get(name, _vec(self.dpus)) + P.mul64_instructions(0, hw) * count
             elif name == "mul64_bytes":
                 out["mul64"] = out.get("mul64", _vec(self.dpus)) + hw.int64_mul_per_byte_instructions * count
             elif name == "bookkeeping":
@@ -110,29 +176,54 @@ class Trace:
         return float(sum(b * calls for (d, _, b), calls in self.transfers.items() if d == key)) * self.dpus
 
     # ------------------------------------------------------------ seconds
+    def section_cycles(self, hw: HardwareSpec) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Per section: (compute cycles, DMA cycles) per DPU."""
+        barrier = P.barrier_cycles(self.tasklets, hw)
+        out = {}
+        for section, tables in self.sections.items():
+            if section == NO_SECTION:
+                continue
+            instructions = sum(self.instructions(hw, table=tables["ops"]).values(), _vec(self.dpus))
+            if is_parallel(section):
+                tail = _vec(self.dpus)
+                for k in sorted({k for _, k in tables["tail_ops"]}):
+                    n = sum(self.instructions(hw, table={c: v for (c, kk), v in tables["tail_ops"].items()
+                                                         if kk == k}).values(), _vec(self.dpus))
+                    instructions = instructions - n
+                    tail = tail + P.issue_cycles(n / k, k, hw)
+                compute = P.issue_cycles(instructions / self.tasklets, self.tasklets, hw) + tail
+            else:
+                compute = P.serial_cycles(instructions, hw)
+            if "barriers" in tables["events"]:
+                compute = compute + tables["events"]["barriers"] * barrier
+            dma = _vec(self.dpus)
+            for (direction, size, conc), n in tables["dmas"].items():
+                dma += n / conc * P.dma_burst_cycles(size, conc, hw, write=direction == "write")
+            out[section] = (compute, dma)
+        return out
+
     def dpu_cycles(self, hw: HardwareSpec) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """(compute cycles, DMA cycles) per DPU."""
-        par = sum(self.instructions(hw).values(), _vec(self.dpus))
-        ser = sum(self.instructions(hw, serial=True).values(), _vec(self.dpus))
-        tail = _vec(self.dpus)
-        for k in sorted({k for _, k in self.tail_ops}):
-            n = sum(self.instructions(hw, table={c: v for (c, kk), v in self.tail_ops.items() if kk == k}).values(),
-                    _vec(self.dpus))
-            par = par - n
-            tail = tail + P.issue_cycles(n / k, k, hw)
-        compute = (P.issue_cycles(par / self.tasklets, self.tasklets, hw) + tail + P.serial_cycles(ser, hw)
-                   + self.events.get("barriers", _vec(self.dpus)) * P.barrier_cycles(self.tasklets, hw))
-        dma = _vec(self.dpus)
-        for (direction, size, conc), n in self.dmas.items():
-            dma += n / conc * P.dma_burst_cycles(size, conc, hw, write=direction == "write")
+        """(compute cycles, DMA cycles) per DPU, summed over sections."""
+        compute, dma = _vec(self.dpus), _vec(self.dpus)
+        for c, d in self.section_cycles(hw).values():
+            compute, dma = compute + c, dma + d
         return compute, dma
 
+    @staticmethod
+    def exposed_dma_cycles(section: str, compute: NDArray[np.float64], dma: NDArray[np.float64]
+                           ) -> NDArray[np.float64]:
+        """DMA cycles of ``section`` not hidden behind its compute (wall view), per DPU."""
+        return np.maximum(dma - compute, 0.0) if is_parallel(section) else dma
+
     def seconds(self, hw: HardwareSpec, view: str = "wall") -> dict[str, float]:
-        compute, dma = self.dpu_cycles(hw)
+        cycles = self.section_cycles(hw)
+        compute, dma, exposed = _vec(self.dpus), _vec(self.dpus), _vec(self.dpus)
+        for section, (c, d) in cycles.items():
+            compute, dma = compute + c, dma + d
+            exposed = exposed + self.exposed_dma_cycles(section, c, d)
         if view == "wall":
-            kernel = compute + np.maximum(dma - compute, 0.0)
             c_s = float(P.cycles_to_s(compute.max(), hw))
-            dma_s = float(P.cycles_to_s(kernel.max(), hw)) - c_s
+            dma_s = float(P.cycles_to_s((compute + exposed).max(), hw)) - c_s
             launch = self.launches * float(P.launch_s(hw))
         elif view == "breakdown":
             c_s, dma_s, launch = float(P.cycles_to_s(compute.max(), hw)), float(P.cycles_to_s(dma.max(), hw)), 0.0
@@ -143,6 +234,22 @@ class Trace:
                "host_aggregate": self._aggregate_s(hw)}
         out = {k: out[k] for k in PHASES}
         out["total"] = sum(out.values())
+        return out
+
+    def section_seconds(self, hw: HardwareSpec) -> dict[str, dict[str, Any]]:
+        """Per section (in ``kernelspec.SECTIONS`` order): parallel or not, and compute, DMA and exposed DMA
+        seconds (max and mean over DPUs). The wall view's ``mram_wram_dma`` is the busiest DPU's kernel time
+        (compute + exposed DMA summed over sections) minus the busiest DPU's compute."""
+        def stat(cycles: NDArray[np.float64]) -> dict[str, float]:
+            s = np.asarray(P.cycles_to_s(cycles, hw), dtype=np.float64)
+            return {"max": float(s.max()), "mean": float(s.mean())}
+
+        cycles = self.section_cycles(hw)
+        out = {}
+        for section in sorted(cycles, key=SECTIONS.index):
+            c, d = cycles[section]
+            out[section] = {"parallel": is_parallel(section), "dpu_compute_s": stat(c), "mram_wram_dma_s": stat(d),
+                            "mram_wram_dma_exposed_s": stat(self.exposed_dma_cycles(section, c, d))}
         return out
 
     def _transfer_s(self, hw: HardwareSpec, to_pim: bool) -> float:
@@ -156,17 +263,19 @@ class Trace:
 
     # ------------------------------------------------------------ reporting
     def to_record(self, hw: HardwareSpec) -> dict[str, Any]:
-        """Plain JSON-ready record: per-phase counts (per DPU max and mean) and seconds in both views."""
+        """Plain JSON-ready record: per-phase counts (per DPU max and mean), seconds in both views, and per
+        section the busiest DPU's compute, DMA and exposed DMA seconds."""
         def stat(v: NDArray[np.float64]) -> dict[str, float]:
             return {"max": float(v.max()), "mean": float(v.mean())}
 
         dma = self.dma_totals()
+        ops = self.ops
         return {
             "dpus": self.dpus, "tasklets": self.tasklets, "epochs": self.epochs, "rounds": self.rounds,
             "dpu_compute": {
                 "instructions_parallel": {k: stat(v) for k, v in self.instructions(hw).items()},
                 "instructions_serial": {k: stat(v) for k, v in self.instructions(hw, serial=True).items()},
-                "mul64_significant_bytes": stat(self.ops.get("mul64_bytes", _vec(self.dpus))),
+                "mul64_significant_bytes": stat(ops.get("mul64_bytes", _vec(self.dpus))),
                 "events": {k: stat(v) for k, v in self.events.items()},
             },
             "mram_wram_dma": {
@@ -180,6 +289,7 @@ class Trace:
                                "thread_starts": {str(k): v for k, v in self.thread_starts.items()}},
             "launch": {"launches": self.launches},
             "seconds": {"wall": self.seconds(hw, "wall"), "breakdown": self.seconds(hw, "breakdown")},
+            "sections": self.section_seconds(hw),
         }
 
     def _transfer_record(self, to_pim: bool) -> dict[str, Any]:
@@ -196,9 +306,10 @@ def merge(traces: list[Trace]) -> Trace:
         out.launches += tr.launches
         out.rounds += tr.rounds
         out.host_element_passes += tr.host_element_passes
-        for table in ("ops", "tail_ops", "serial_ops", "dmas", "events"):
-            for key, value in getattr(tr, table).items():
-                out.add(table, key, value)
+        for section, tables in tr.sections.items():
+            for table, entries in tables.items():
+                for key, value in entries.items():
+                    out.add(table, key, value, section)
         for key, n in tr.transfers.items():
             out.transfers[key] += n
         for key, b in tr.host_bytes.items():

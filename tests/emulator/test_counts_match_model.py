@@ -1,6 +1,7 @@
 """The emulator's MRAM<->WRAM DMA counts and bytes equal the cost model's closed forms exactly, for every
 optimizer x model x layout, and so do the control-flow-determined instruction counts (serial section,
-barriers, and for LR, where no count depends on the data, the whole DPU compute time).
+barriers, and for LR, where no count depends on the data, the whole DPU compute time) and the wall view's
+exposed DMA (DMA hidden behind compute only inside a parallel section, ``kernelspec.SECTIONS``).
 
 Small configurations: the sparse cases use 20,000 hashed features (model length 20,480, bias slot 20,000,
 so the update sweep stops inside the last tasklet's slice as in Criteo) and a local batch that is not a
@@ -22,6 +23,7 @@ from pimmodel.emulator.api import emulate
 from pimmodel.emulator.trace import Trace
 from pimmodel.emulator.trainers import model_length
 from pimmodel.kernelspec import PROFILE as K
+from pimmodel.kernelspec import SAMPLE, SECTIONS, ZERO, is_parallel
 from pimmodel.specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
 
 DPUS = 4
@@ -102,7 +104,57 @@ def test_tail_ops_charge_the_busier_tasklets() -> None:
     """39 slots over 16 tasklets: 2 slots with all 16 issuing, the 3rd slot of 7 tasklets at 1 per 11."""
     hw = load_hardware("upmem-2556")
     tr = Trace(1, 16)
-    tr.add("ops", "bookkeeping", 39)
-    tr.add("tail_ops", ("bookkeeping", 7), 7)
+    tr.add("ops", "bookkeeping", 39, SAMPLE)
+    tr.add("tail_ops", ("bookkeeping", 7), 7, SAMPLE)
     compute, _ = tr.dpu_cycles(hw)
     assert compute[0] == pytest.approx(32 + 7 / 7 * max(hw.revolver_interval_cycles, 7))
+
+
+def _exposed_mean_s(tr: dict) -> float:
+    """The wall view's exposed DMA of the mean DPU: summed over the sections."""
+    return sum(s["mram_wram_dma_exposed_s"]["mean"] for s in tr["sections"].values())
+
+
+@pytest.mark.parametrize("layout,model,optimizer", CASES)
+def test_wall_view_exposed_dma_equals_cost_model(layout, model, optimizer) -> None:
+    tr, _, _, raw = _run(layout, model, optimizer)
+    sections = tr["sections"]
+    assert set(sections) <= set(SECTIONS) and all(s["parallel"] == is_parallel(n) for n, s in sections.items())
+    # the sections partition the breakdown: compute and DMA summed over them are the phase totals
+    for phase in ("dpu_compute", "mram_wram_dma"):
+        assert sum(s[f"{phase}_s"]["mean"] for s in sections.values()) == pytest.approx(raw[phase], rel=1e-12)
+    # exposed DMA on the mean DPU (SVM: the margin hits and write-backs are the measured coefficients)
+    assert _exposed_mean_s(tr) == pytest.approx(raw["mram_wram_dma_exposed"], rel=1e-12)
+    if model == "lr":  # every DPU does the same work: the wall view itself equals the closed form
+        assert tr["seconds"]["wall"]["mram_wram_dma"] == pytest.approx(raw["mram_wram_dma_exposed"], rel=1e-12)
+    # serial sections hide nothing, parallel ones hide what their compute covers
+    for s in sections.values():
+        dma, exposed = s["mram_wram_dma_s"]["mean"], s["mram_wram_dma_exposed_s"]["mean"]
+        if s["parallel"]:
+            assert exposed == pytest.approx(max(0.0, dma - s["dpu_compute_s"]["mean"]), rel=1e-12, abs=1e-18)
+        else:
+            assert exposed == dma
+
+
+def test_criteo_like_zeroing_sweep_is_exposed_in_the_wall_view() -> None:
+    """1,000,000 hashed features: every local step zeroes 8 MB of int64 accumulators, far more DMA than the
+    zeroing loop's compute, in a section of its own (between barriers), so no other section's compute hides it.
+    The wall view charges it (the whole-run max(compute, DMA) per DPU used to report 0 exposed DMA here)."""
+    hyper = HyperParams(batch_size=1024, global_batch_size=1024 * DPUS, learning_rate_shift=0, reg_shift=12,
+                        admm_alpha_shift=6)
+    res = emulate("synthetic-criteo", DPUS, "lr", "ma-sgd", hyper, epochs=1, samples_per_dpu=2048,
+                  features=1_000_000)
+    tr = res.trace
+    spec = replace(CRITEO, name="synthetic-criteo", features=model_length(1_000_000, 16), bias_index=1_000_000,
+                   rows_per_dpu_weak=2048)
+    w = Workload(spec, "lr", "ma-sgd", DPUS, 16, "weak", 1, hyper)
+    raw = {k: float(np.asarray(v)) for k, v in evaluate(w, load_hardware("upmem-2556").numeric(),
+                                                        _coefficients(tr, "lr", "sparse")).items()}
+    wall, breakdown = tr["seconds"]["wall"], tr["seconds"]["breakdown"]
+    assert wall["mram_wram_dma"] == pytest.approx(raw["mram_wram_dma_exposed"], rel=1e-12)
+    assert breakdown["mram_wram_dma"] == pytest.approx(raw["mram_wram_dma"], rel=1e-12)
+    assert breakdown["mram_wram_dma"] < breakdown["dpu_compute"]  # the old whole-run overlap hid all of it
+    assert wall["mram_wram_dma"] > 0.05 * wall["total"]
+    zero = tr["sections"][ZERO]
+    assert zero["mram_wram_dma_exposed_s"]["max"] > 0.5 * wall["mram_wram_dma"]
+    assert zero["mram_wram_dma_s"]["max"] > 10 * zero["dpu_compute_s"]["max"]

@@ -1,7 +1,9 @@
 """Validation: how far is the model from its references? A table of cases in three groups.
 
 - ``emulator``: the cost model vs the functional emulator on configurations not used for calibration
-  (``validation/emulator.toml``), per phase; 5 % for every phase that is at least 1 % of the epoch total.
+  (``validation/emulator.toml``), per phase; 5 % for every phase that is at least 1 % of the epoch total. The
+  phases are the raw (breakdown) ones with launch, plus ``mram_wram_dma_exposed``: the wall view's DMA not
+  hidden behind compute within a parallel section (its share taken of the wall-view epoch).
 - ``published``: PrIM's measurements of the real UPMEM system (``validation/prim.toml``), each evaluated as a
   microbenchmark workload through the cost primitives (``pimmodel.microbenchmarks``).
 - ``finding``: the PIM-Opt study's qualitative findings (``validation/findings.toml``) as comparisons between

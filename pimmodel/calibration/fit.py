@@ -49,11 +49,12 @@ class Observation:
 
 
 def model_phases(observations: Sequence[Observation], hw_values: Mapping[str, float],
-                 coefficients: Mapping[str, float] | Callable[[Workload], Mapping[str, float]]
-                 ) -> list[dict[str, float]]:
+                 coefficients: Mapping[str, float] | Callable[[Workload], Mapping[str, float]],
+                 outputs: Sequence[str] = PHASES) -> list[dict[str, float]]:
     """The cost model's raw per-epoch phases (compute and DMA summed, as the breakdown view) for each
     observation, one vectorized call per optimizer x model x layout. ``coefficients`` are at full density
-    (a mapping, or a function of the workload); each observation's density is applied here."""
+    (a mapping, or a function of the workload); each observation's density is applied here. ``outputs``: which
+    raw outputs (``EquationSet.phase_expressions`` keys, e.g. also ``mram_wram_dma_exposed``)."""
     coef_of = coefficients if callable(coefficients) else (lambda _w: coefficients)
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, ob in enumerate(observations):
@@ -67,7 +68,7 @@ def model_phases(observations: Sequence[Observation], hw_values: Mapping[str, fl
         inputs = {k: np.array([pp[k] for pp in per_point], dtype=float) for k in per_point[0]}
         raw = evaluate(ws[0], hw_values, None, overrides=inputs)
         for j, i in enumerate(idx):
-            out[i] = {p: float(np.asarray(raw[p])[j]) for p in PHASES}
+            out[i] = {p: float(np.asarray(raw[p])[j]) for p in outputs}
     return out
 
 

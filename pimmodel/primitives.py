@@ -109,7 +109,19 @@ def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any) -> Num:
 
 def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: str = "parallel") -> Num:
     """One transfer call: ``parallel`` push/pull (distinct buffers), ``broadcast`` (one buffer, to PIM
-    only), or ``serial`` copies (one DPU after another)."""
+    only), ``serial`` copies (one DPU after another), or ``identical``: the same buffer to every DPU (the
+    global model), sent as a broadcast when ``hw.broadcast_identical_pushes`` is 1, else as a parallel push.
+
+    ``identical`` is the blend ``flag * broadcast + (1 - flag) * parallel`` rather than a branch (or a
+    compile key): the flag is an input of the one compiled function, so a design-space batch mixes both
+    settings in one vectorized call, the sensitivity analysis can differentiate through it, and at
+    flag = 0 it evaluates exactly to the parallel push (0 * x + 1 * y = y in floating point)."""
+    if mode == "identical":
+        if not to_pim:
+            raise ValueError("an identical buffer goes to the PIM side only")
+        flag = hw.broadcast_identical_pushes
+        return (flag * host_transfer_s(bytes_per_dpu, dpus, hw, True, "broadcast")
+                + (1 - flag) * host_transfer_s(bytes_per_dpu, dpus, hw, True, "parallel"))
     if mode == "parallel":
         per_rank = hw.push_bytes_per_s_per_rank if to_pim else hw.pull_bytes_per_s_per_rank
         return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / rank_set_bandwidth(per_rank, dpus, hw)

@@ -2,8 +2,9 @@
 
 One launch per epoch runs a full local pass (task_epochs = 1) in mini-batches of b: each local step is
 the MA-SGD step with the decay acting on w_k + c_k, c_k = u_k - z. Per epoch the host pushes each DPU
-its own previous w_k and c_k (and, dense, the bias), pulls w_k (and the bias), and makes about six
-streams over the N x d values (means of w and u, the u update, the c update).
+its own previous w_k and c_k (and, dense, the bias; distinct buffers, so always a parallel push), pulls
+w_k (and the bias), and makes about six streams over the N x d values (means of w and u, the u update,
+the c update).
 """
 
 from __future__ import annotations

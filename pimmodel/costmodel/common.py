@@ -46,7 +46,8 @@ class Section:
 
 @dataclass(frozen=True)
 class HostCall:
-    """One host transfer call per round: bytes per DPU, direction and mode."""
+    """One host transfer call per round: bytes per DPU, direction and mode (``primitives.host_transfer_s``;
+    ``identical`` = the same buffer to every DPU, broadcast if the hardware does so)."""
 
     name: str
     bytes_per_dpu: Expr
@@ -315,9 +316,9 @@ def model_bytes(layout: str) -> Expr:
     return D * 4
 
 
-def bias_calls(layout: str, to_pim: bool) -> list[HostCall]:
+def bias_calls(layout: str, to_pim: bool, mode: str = "parallel") -> list[HostCall]:
     """Dense kernels keep an int64 bias outside w: one more transfer call each way."""
-    return [HostCall("bias", sympy.Integer(8), to_pim)] if layout == "dense" else []
+    return [HostCall("bias", sympy.Integer(8), to_pim, mode)] if layout == "dense" else []
 
 
 def host_threads(layout: str) -> int:

@@ -1,6 +1,7 @@
 """GA-SGD (mini-batch SGD with gradient averaging over a global batch B), as the study implemented it.
 
-Per round, for every DPU: the host pushes w (and, dense, the bias); one launch zeroes the accumulators
+Per round, for every DPU: the host pushes w (and, dense, the bias), the same buffer to all DPUs (parallel
+push or broadcast, as MA-SGD); one launch zeroes the accumulators
 and accumulates the eta-scaled gradient terms of b = B/N local rows (no update on the DPU); the host
 pulls the accumulators (dense: d x int32 plus the int64 bias gradient; sparse: d x int64), sums them
 over the DPUs and updates w. Rounds per epoch = m / B = rows per DPU / b.
@@ -29,7 +30,8 @@ def equations(model: str, layout: str) -> EquationSet:
     sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=False, admm=False)
     gradient_bytes = 4 if layout == "dense" else 8
-    push = [HostCall("w", model_bytes(layout), to_pim=True), *bias_calls(layout, to_pim=True)]
+    push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
+            *bias_calls(layout, to_pim=True, mode="identical")]
     pull = [HostCall("gradient", WL.features * gradient_bytes, to_pim=False), *bias_calls(layout, to_pim=False)]
     update = P.host_reduce_s(K.ga_host_update_passes * WL.features * 8, host_threads(layout), HW)
     aggregate = rounds * (host_reduce(K.ga_host_passes, gradient_bytes, layout) + update)

@@ -1,6 +1,7 @@
 """MA-SGD (model averaging after every local step), as the study implemented it.
 
-Per round, for every DPU: the host pushes the global model (and, dense, the int64 bias); one launch runs
+Per round, for every DPU: the host pushes the global model (and, dense, the int64 bias), one buffer for
+all DPUs (a parallel push as in the study, or a broadcast: ``broadcast_identical_pushes``); one launch runs
 one local step on the next b local rows (zero the accumulators, per-sample dot product, error and
 gradient, then the local update); the host pulls every local model and averages them with its threads.
 Rounds per epoch = rows per DPU / b.
@@ -17,7 +18,8 @@ def equations(model: str, layout: str) -> EquationSet:
     rounds = WL.rows_per_dpu / WL.local_batch
     sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=True, admm=False)
-    push = [HostCall("w", model_bytes(layout), to_pim=True), *bias_calls(layout, to_pim=True)]
+    push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
+            *bias_calls(layout, to_pim=True, mode="identical")]
     pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
     aggregate = rounds * host_reduce(K.ma_host_passes, 4, layout)
     return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,

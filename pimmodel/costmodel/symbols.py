@@ -20,7 +20,9 @@ class HardwareSymbols:
 
     def __init__(self) -> None:
         for f in FIELDS:
-            setattr(self, f.name, sympy.Symbol(f.name, positive=True, integer=f.integer or None))
+            # fields whose range includes 0 (a native unit's mul_step, the broadcast flag) are nonnegative
+            setattr(self, f.name, sympy.Symbol(f.name, positive=f.low > 0 or None, nonnegative=True,
+                                               integer=f.integer or None))
 
     def __getattr__(self, name: str) -> sympy.Symbol:  # only reached for unknown names (tells mypy the type)
         raise AttributeError(f"no hardware symbol {name!r}")

@@ -41,6 +41,7 @@ WHAT_IFS: tuple[WhatIf, ...] = (
                                            "pull_bytes_per_s_per_rank": 4 * h.pull_bytes_per_s_per_rank,
                                            "broadcast_bytes_per_s_per_rank": 4 * h.broadcast_bytes_per_s_per_rank}),
     WhatIf("linear rank scaling", lambda h: {"rank_scaling_exponent": 1.0}),
+    WhatIf("broadcast the global model", lambda h: {"broadcast_identical_pushes": 1}),
     WhatIf("4x host aggregation", lambda h: {"host_thread_bytes_per_s": 4 * h.host_thread_bytes_per_s,
                                              "host_memory_bytes_per_s": 4 * h.host_memory_bytes_per_s}),
     WhatIf("2x DPU clock", lambda h: {"dpu_clock_hz": 2 * h.dpu_clock_hz}),

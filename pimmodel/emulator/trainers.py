@@ -171,11 +171,13 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     return kn.sparse_update_float(w, facc, b, st.bias_index, kc, st.c if admm else None), None
 
 
-def _model_calls(tr: Trace, st: _State, to_pim: bool, vectors: int = 1, element_bytes: int = 4) -> None:
+def _model_calls(tr: Trace, st: _State, to_pim: bool, vectors: int = 1, element_bytes: int = 4,
+                 mode: str = "parallel") -> None:
+    """The model vector(s) and, dense, the bias; ``mode="identical"``: one buffer for every DPU."""
     for _ in range(vectors):
-        tr.transfer(to_pim, st.d * element_bytes)
+        tr.transfer(to_pim, st.d * element_bytes, mode)
     if st.dense:
-        tr.transfer(to_pim, 8)
+        tr.transfer(to_pim, 8, mode)
 
 
 def _host_work(tr: Trace, st: _State, passes: float, element_bytes: int, thread_rounds: int = 1) -> None:
@@ -192,7 +194,7 @@ def _round_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: in
     for r in range(steps):
         w = np.broadcast_to(st.w, (st.n, st.d))
         bias = np.full(st.n, st.bias, dtype=st.b_local.dtype)
-        _model_calls(tr, st, to_pim=True)
+        _model_calls(tr, st, to_pim=True, mode="identical")
         ev.launch(tr, st.dense)
         out_w, out_b = _local_step(st, shards, cfg, r * b, b, w, bias, tr, update=not ga)
         _model_calls(tr, st, to_pim=False, element_bytes=grad_bytes)

@@ -88,7 +88,11 @@ FIELDS: tuple[Field, ...] = (
     _f("push_bytes_per_s_per_rank", "host", "push_gb_per_s_per_rank", 1e9, 1e6, 1e15,
        doc="parallel CPU->DPU, one rank, large transfers"),
     _f("pull_bytes_per_s_per_rank", "host", "pull_gb_per_s_per_rank", 1e9, 1e6, 1e15),
-    _f("broadcast_bytes_per_s_per_rank", "host", "broadcast_gb_per_s_per_rank", 1e9, 1e6, 1e15),
+    _f("broadcast_bytes_per_s_per_rank", "host", "broadcast_gb_per_s_per_rank", 1e9, 1e6, 1e15,
+       doc="dpu_broadcast_to, one rank, bytes delivered"),
+    _f("broadcast_identical_pushes", "host", "broadcast_identical_pushes", 1, 0, 1, True,
+       doc="1: a buffer identical for every DPU (MA/GA-SGD's global model) goes by dpu_broadcast_to; "
+           "0: by a parallel push, as the study's host code does"),
     _f("serial_to_pim_bytes_per_s", "host", "serial_to_pim_gb_per_s", 1e9, 1e6, 1e15),
     _f("serial_from_pim_bytes_per_s", "host", "serial_from_pim_gb_per_s", 1e9, 1e6, 1e15),
     _f("rank_scaling_exponent", "host", "rank_scaling_exponent", 1, 0.0, 1.0,
@@ -151,6 +155,7 @@ class HardwareSpec:
     push_bytes_per_s_per_rank: float
     pull_bytes_per_s_per_rank: float
     broadcast_bytes_per_s_per_rank: float
+    broadcast_identical_pushes: int
     serial_to_pim_bytes_per_s: float
     serial_from_pim_bytes_per_s: float
     rank_scaling_exponent: float

@@ -42,6 +42,26 @@ def test_fixed_trial_faster_clock_and_multiplier(evaluator) -> None:  # type: ig
     assert cost > base_cost
 
 
+def test_broadcast_parameter_speeds_up_ma_sgd_only(evaluator) -> None:  # type: ignore[no-untyped-def]
+    """The study's ``broadcast`` choice sets ``broadcast_identical_pushes``: MA-SGD's model push gets the
+    broadcast bandwidth, ADMM's per-DPU pushes do not change; it carries no cost weight."""
+    spec = from_mapping({**_SMALL_BROADCAST}, "broadcast")
+    ev = Evaluator(spec)
+    scores = ev.evaluate([{"broadcast": 0}, {"broadcast": 1}])
+    ma, admm = ([c.optimizer for c in spec.workloads].index(o) for o in ("ma-sgd", "admm"))
+    assert scores.epoch_s[1, ma] < scores.epoch_s[0, ma]
+    assert scores.epoch_s[1, admm] == scores.epoch_s[0, admm]
+    assert scores.values[0, 1] == scores.values[1, 1] == pytest.approx(1.0)
+
+
+_SMALL_BROADCAST = {
+    "study": {"name": "broadcast", "seed": 1, "batch": 4},
+    "workloads": {"datasets": ["yfcc100m-hnfc6"], "models": ["lr"], "optimizers": ["ma-sgd", "admm"]},
+    "objective": [{"kind": "time_per_epoch"}, {"kind": "cost"}],
+    "parameters": {"broadcast": {"field": "broadcast_identical_pushes", "choices": [0, 1]}},
+}
+
+
 def test_mram_too_small_is_infeasible(evaluator) -> None:  # type: ignore[no-untyped-def]
     scores = evaluator.evaluate([BASE, {**BASE, "mram": 1}])
     assert list(scores.feasible()) == [True, False]

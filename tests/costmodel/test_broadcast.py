@@ -1,0 +1,82 @@
+"""``broadcast_identical_pushes``: the global model of MA-SGD and GA-SGD (one buffer for every DPU) goes by
+``dpu_broadcast_to`` instead of a parallel push; ADMM's per-DPU w_k/c_k never do. The default (0) is the
+study's host code and must leave every prediction as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pimmodel import primitives as P
+from pimmodel.costmodel import PHASES, evaluate
+from pimmodel.emulator.api import emulate
+from pimmodel.specs import CRITEO, YFCC, HyperParams, Workload, load_hardware
+from pimmodel.specs.hardware import to_toml
+
+CONFIGS = [(ds, m, o) for ds in (YFCC, CRITEO) for m in ("lr", "svm") for o in ("ma-sgd", "ga-sgd", "admm")]
+TOPOLOGIES = ("none", "in-rank", "ring", "all-to-all")
+
+
+def _pushes(w: Workload, hw, mode: str) -> float:
+    """host_to_pim of the host path by hand: per round the model vector (and, dense, the 8-B bias)."""
+    calls = [w.dataset.features * 4] + ([8] if w.dataset.layout == "dense" else [])
+    if w.optimizer == "admm":  # w_k and c_k, each DPU its own
+        calls = [w.dataset.features * 4, *calls]
+    rounds = 1 if w.optimizer == "admm" else w.rows_per_dpu / w.local_batch
+    return rounds * sum(float(P.host_transfer_s(b, w.dpus, hw, True, mode)) for b in calls)
+
+
+def test_upmem_specs_default_to_the_study_parallel_push() -> None:
+    for name in ("upmem-2556", "upmem-640", "pim-next-hypothetical"):
+        hw = load_hardware(name)
+        assert hw.broadcast_identical_pushes == 0
+        assert "dpu_push_xfer" in hw.sources["broadcast_identical_pushes"]
+
+
+@pytest.mark.parametrize("dataset,model,optimizer", CONFIGS)
+def test_flag_0_is_the_parallel_push_and_flag_1_the_broadcast(upmem, dataset, model, optimizer) -> None:
+    w = Workload(dataset, model, optimizer, 2048)
+    off = {k: float(v) for k, v in evaluate(w, upmem.numeric()).items()}
+    on = {k: float(v) for k, v in evaluate(w, {**upmem.numeric(), "broadcast_identical_pushes": 1.0}).items()}
+    # flag 0: exactly the study's parallel pushes (to the last bit but for summation order)
+    assert off["host_to_pim"] == pytest.approx(_pushes(w, upmem, "parallel"), rel=1e-12)
+    if optimizer == "admm":
+        assert on == off
+        return
+    assert on["host_to_pim"] == pytest.approx(_pushes(w, upmem, "broadcast"), rel=1e-12)
+    assert on["host_to_pim"] < 0.5 * off["host_to_pim"]  # 16.88 vs 6.68 GB/s per rank
+    assert on["bytes_host_to_pim"] == off["bytes_host_to_pim"]  # the same bytes arrive
+    assert all(on[p] == off[p] for p in PHASES if p != "host_to_pim")
+
+
+@pytest.mark.parametrize("topology", TOPOLOGIES[1:])
+def test_links_replace_the_pushes_so_the_flag_does_not_matter(upmem, topology) -> None:
+    w = Workload(YFCC, "lr", "ma-sgd", 2048)
+    off = evaluate(w, upmem.numeric(), topology=topology)
+    on = evaluate(w, {**upmem.numeric(), "broadcast_identical_pushes": 1.0}, topology=topology)
+    assert all(np.array_equal(off[p], on[p]) for p in PHASES)
+
+
+def test_flag_is_vectorized_in_one_compiled_call(upmem) -> None:
+    w = Workload(CRITEO, "lr", "ga-sgd", 2048)
+    both = evaluate(w, {**upmem.numeric(), "broadcast_identical_pushes": np.array([0.0, 1.0])})
+    assert both["host_to_pim"][1] < both["host_to_pim"][0]
+
+
+@pytest.mark.parametrize("optimizer", ["ma-sgd", "ga-sgd", "admm"])
+def test_emulator_charges_the_same_pushes(tmp_path: Path, optimizer) -> None:
+    spec = tmp_path / "broadcast.toml"
+    spec.write_text(to_toml(load_hardware("upmem-2556").replace(name="bcast", broadcast_identical_pushes=1)))
+    hyper = HyperParams(batch_size=4, global_batch_size=16, learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4)
+    runs = {hw: emulate("synthetic-yfcc", 4, "lr", optimizer, hyper, samples_per_dpu=8, features=512, hardware=hw)
+            for hw in ("upmem-2556", str(spec))}
+    seconds = {hw: r.trace["seconds"]["wall"]["host_to_pim"] for hw, r in runs.items()}
+    predicted = runs[str(spec)].predicted
+    assert predicted is not None
+    assert seconds[str(spec)] == pytest.approx(predicted["per_epoch_s"]["host_to_pim"], rel=1e-12)
+    if optimizer == "admm":
+        assert seconds[str(spec)] == seconds["upmem-2556"]
+    else:
+        assert seconds[str(spec)] < seconds["upmem-2556"]

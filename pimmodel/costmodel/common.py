@@ -15,6 +15,7 @@ import sympy
 from sympy import Expr
 
 from .. import primitives as P
+from ..kernelspec import ERROR, LAUNCH, SAMPLE, STEP, STEP_READS, UPDATE, ZERO, is_parallel
 from ..kernelspec import PROFILE as K
 from .interconnect import Exchange
 from .symbols import COEF, HW, WL
@@ -40,8 +41,11 @@ class Section:
     write_bytes: Expr = sympy.Integer(0)
     read_dmas: Expr = sympy.Integer(0)
     write_dmas: Expr = sympy.Integer(0)
-    parallel: bool = True
-    """True: tasklets interleave, so DMA can hide behind compute in the wall view."""
+
+    @property
+    def parallel(self) -> bool:
+        """True: tasklets interleave, so DMA can hide behind compute in the wall view (``kernelspec.SECTIONS``)."""
+        return is_parallel(self.name)
 
 
 @dataclass(frozen=True)
@@ -143,13 +147,12 @@ def error_section(model: str, count: Expr) -> Section:
     reduce = T * (HW.int64_add_instructions + K.reduce_instructions_per_tasklet)
     barriers = K.barriers_per_sample * P.barrier_cycles(T, HW)
     if model == "svm":
-        return Section("error", count, P.serial_cycles(reduce + K.svm_margin_instructions, HW) + barriers,
-                       parallel=False)
+        return Section(ERROR, count, P.serial_cycles(reduce + K.svm_margin_instructions, HW) + barriers)
     sigmoid = sum((n * getattr(HW, f"{op}_instructions") for op, n in K.sigmoid_ops),
                   sympy.Integer(0)) + K.sigmoid_integer_instructions
     lut = P.dma_burst_cycles(K.lut_read_bytes, 1, HW)
-    return Section("error", count, P.serial_cycles(reduce + sigmoid, HW) + barriers, read_cycles=lut,
-                   read_bytes=sympy.Integer(K.lut_read_bytes), read_dmas=sympy.Integer(1), parallel=False)
+    return Section(ERROR, count, P.serial_cycles(reduce + sigmoid, HW) + barriers, read_cycles=lut,
+                   read_bytes=sympy.Integer(K.lut_read_bytes), read_dmas=sympy.Integer(1))
 
 
 # ---------------------------------------------------------------- dense (YFCC-like) kernels
@@ -175,7 +178,7 @@ def dense_sample(model: str, count: Expr) -> Section:
     x_cycles, x_dmas = concurrent_dmas(x_n, x_bytes)
     r_cycles, r_dmas = concurrent_dmas(2 * blk_n, blk_bytes)  # w blocks, then accumulator blocks
     w_cycles, w_dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
-    return Section("sample", count, compute, read_cycles=x_cycles + r_cycles, write_cycles=w_cycles,
+    return Section(SAMPLE, count, compute, read_cycles=x_cycles + r_cycles, write_cycles=w_cycles,
                    read_bytes=D * WL.bytes_per_value + 2 * D * K.value_bytes, write_bytes=D * K.value_bytes,
                    read_dmas=x_dmas + r_dmas, write_dmas=w_dmas)
 
@@ -187,7 +190,7 @@ def dense_zero(count: Expr) -> Section:
     blk_n, blk_bytes = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
     cycles, dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
     compute = P.issue_cycles(K.zero_loop_instructions * d_t + K.step_overhead_instructions, T, HW)
-    return Section("zero", count, compute, write_cycles=cycles, write_bytes=D * K.value_bytes, write_dmas=dmas)
+    return Section(ZERO, count, compute, write_cycles=cycles, write_bytes=D * K.value_bytes, write_dmas=dmas)
 
 
 def dense_update(count: Expr, admm: bool) -> Section:
@@ -199,7 +202,7 @@ def dense_update(count: Expr, admm: bool) -> Section:
     reads = 3 if admm else 2  # w, accumulators [, c = u - z]
     r_cycles, r_dmas = concurrent_dmas(reads * blk_n, blk_bytes)
     w_cycles, w_dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
-    return Section("update", count, P.issue_cycles(d_t * per_weight, T, HW), read_cycles=r_cycles,
+    return Section(UPDATE, count, P.issue_cycles(d_t * per_weight, T, HW), read_cycles=r_cycles,
                    write_cycles=w_cycles, read_bytes=reads * D * K.value_bytes, write_bytes=D * K.value_bytes,
                    read_dmas=r_dmas,
                    write_dmas=w_dmas)
@@ -218,8 +221,7 @@ def step_reads(count: Expr, layout: str, update: bool) -> Section:
     if layout == "sparse":
         b = K.sparse_access_bytes
         cycles, read_bytes, dmas = cycles + P.dma_burst_cycles(b, 1, HW), read_bytes + b, dmas + 1
-    return Section("step_reads", count, sympy.Integer(0), read_cycles=cycles, read_bytes=read_bytes,
-                   read_dmas=dmas, parallel=False)
+    return Section(STEP_READS, count, sympy.Integer(0), read_cycles=cycles, read_bytes=read_bytes, read_dmas=dmas)
 
 
 # ---------------------------------------------------------------- sparse (Criteo-like) kernels
@@ -258,7 +260,7 @@ def sparse_sample(model: str, count: Expr) -> Section:
     read_cycles = x_cycles + gathers / conc * P.dma_burst_cycles(b, conc, HW)
     write_cycles = writes / conc * P.dma_burst_cycles(b, conc, HW, write=True)
     read_bytes = r * _x_bytes(q_hi) + (T - r) * _x_bytes(q_lo) + b * gathers
-    return Section("sample", count, compute, read_cycles=read_cycles, write_cycles=write_cycles,
+    return Section(SAMPLE, count, compute, read_cycles=read_cycles, write_cycles=write_cycles,
                    read_bytes=read_bytes, write_bytes=b * writes, read_dmas=r + x_lo_dmas + gathers,
                    write_dmas=writes)
 
@@ -269,7 +271,7 @@ def sparse_zero(count: Expr) -> Section:
     cycles, dmas = concurrent_dmas(blk_n, blk_bytes, write=True)
     compute = P.issue_cycles(K.zero_loop_instructions * K.sparse_dense_block_bytes / K.sparse_acc_bytes
                              + K.dma_loop_instructions * blk_n + K.step_overhead_instructions, T, HW)
-    return Section("zero", count, compute, write_cycles=cycles, write_bytes=D * K.sparse_acc_bytes,
+    return Section(ZERO, count, compute, write_cycles=cycles, write_bytes=D * K.sparse_acc_bytes,
                    write_dmas=dmas)
 
 
@@ -287,7 +289,7 @@ def sparse_update(count: Expr, admm: bool) -> Section:
     rw_cycles, rw_dmas = concurrent_dmas(reads_w * blocks / T, w_b)
     ra_cycles, ra_dmas = concurrent_dmas(blocks / T, a_b)
     ww_cycles, ww_dmas = concurrent_dmas(blocks / T, w_b, write=True)
-    return Section("update", count, P.issue_cycles(swept / T * per_weight, T, HW), read_cycles=rw_cycles + ra_cycles,
+    return Section(UPDATE, count, P.issue_cycles(swept / T * per_weight, T, HW), read_cycles=rw_cycles + ra_cycles,
                    write_cycles=ww_cycles, read_bytes=blocks * (reads_w * w_b + a_b), write_bytes=blocks * w_b,
                    read_dmas=rw_dmas + ra_dmas, write_dmas=ww_dmas)
 
@@ -297,17 +299,16 @@ def launch_section(count: Expr, layout: str) -> Section:
     (GA: the bias gradient) at the end."""
     cycles = K.barriers_per_launch * P.barrier_cycles(T, HW)
     if layout != "dense":
-        return Section("launch", count, cycles, parallel=False)
+        return Section(LAUNCH, count, cycles)
     b = K.bias_bytes
-    return Section("launch", count, cycles, read_cycles=P.dma_burst_cycles(b, 1, HW),
+    return Section(LAUNCH, count, cycles, read_cycles=P.dma_burst_cycles(b, 1, HW),
                    write_cycles=P.dma_burst_cycles(b, 1, HW, write=True), read_bytes=sympy.Integer(b),
-                   write_bytes=sympy.Integer(b), read_dmas=sympy.Integer(1), write_dmas=sympy.Integer(1),
-                   parallel=False)
+                   write_bytes=sympy.Integer(b), read_dmas=sympy.Integer(1), write_dmas=sympy.Integer(1))
 
 
 def step_barriers(count: Expr, layout: str, update: bool) -> Section:
     """``barrier_wait`` calls per local step besides the per-sample ones (``kernelspec.step_barriers``)."""
-    return Section("step", count, K.step_barriers(layout, update) * P.barrier_cycles(T, HW), parallel=False)
+    return Section(STEP, count, K.step_barriers(layout, update) * P.barrier_cycles(T, HW))
 
 
 # ---------------------------------------------------------------- host side

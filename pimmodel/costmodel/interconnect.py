@@ -33,6 +33,7 @@ import sympy
 from sympy import Expr
 
 from .. import primitives as P
+from ..kernelspec import EXCHANGE
 from ..kernelspec import PROFILE as K
 from .symbols import HW, WL
 
@@ -114,7 +115,7 @@ def dpu_exchange_section(ex: Exchange, topology: str, rounds: Expr) -> Section:
     block = HW.dma_max_bytes
     r_cycles, r_dmas = concurrent_dmas(read_bytes / (T * block), block)
     w_cycles, w_dmas = concurrent_dmas(write_bytes / (T * block), block, write=True)
-    return Section("exchange", rounds, compute, read_cycles=r_cycles, write_cycles=w_cycles, read_bytes=read_bytes,
+    return Section(EXCHANGE, rounds, compute, read_cycles=r_cycles, write_cycles=w_cycles, read_bytes=read_bytes,
                    write_bytes=write_bytes, read_dmas=r_dmas, write_dmas=w_dmas)
 
 

@@ -7,7 +7,8 @@ coefficients are the data-dependent quantities that calibration fits to the emul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import sympy
 
@@ -44,7 +45,7 @@ class WorkloadSymbols:
     """sparse: index of the bias inside w (the update sweep covers [0, bias_slot]); dense: features."""
 
     def all(self) -> dict[str, sympy.Symbol]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return _by_name(self)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,12 @@ class Coefficients:
     sparse_write_fraction: sympy.Symbol
 
     def all(self) -> dict[str, sympy.Symbol]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return _by_name(self)
+
+
+def _by_name(symbols: Any) -> dict[str, sympy.Symbol]:
+    """Field name -> symbol of a dataclass of symbols."""
+    return {f.name: getattr(symbols, f.name) for f in fields(symbols)}
 
 
 

@@ -1,8 +1,8 @@
 """GA-SGD (mini-batch SGD with gradient averaging over a global batch B), as the study implemented it.
 
 Per round, for every DPU: the host pushes w (and, dense, the bias), the same buffer to all DPUs (parallel
-push or broadcast, as MA-SGD); one launch zeroes the accumulators
-and accumulates the eta-scaled gradient terms of b = B/N local rows (no update on the DPU); the host
+push or broadcast, as MA-SGD); one launch zeroes the accumulators and accumulates the eta-scaled
+gradient terms of b = B/N local rows (no update on the DPU); the host
 pulls the accumulators (dense: d x int32 plus the int64 bias gradient; sparse: d x int64), sums them
 over the DPUs and updates w. Rounds per epoch = m / B = rows per DPU / b.
 """
@@ -29,7 +29,7 @@ def equations(model: str, layout: str) -> EquationSet:
     rounds = WL.rows_per_dpu / WL.local_batch
     sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=False, admm=False)
-    gradient_bytes = 4 if layout == "dense" else 8
+    gradient_bytes = _gradient_bytes(layout)
     push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
             *bias_calls(layout, to_pim=True, mode="identical")]
     pull = [HostCall("gradient", WL.features * gradient_bytes, to_pim=False), *bias_calls(layout, to_pim=False)]
@@ -41,6 +41,11 @@ def equations(model: str, layout: str) -> EquationSet:
 
 def averaging(layout: str) -> Exchange:
     """Over direct links: all-reduce the gradients (and bias gradient); every DPU updates w (one sweep)."""
-    gradient_bytes = 4 if layout == "dense" else 8
+    gradient_bytes = _gradient_bytes(layout)
     return Exchange(WL.features * gradient_bytes + (8 if layout == "dense" else 0), gradient_bytes,
                     update_passes=1)
+
+
+def _gradient_bytes(layout: str) -> int:
+    """Accumulators the host pulls: int32 for the dense kernels, int64 for the sparse ones."""
+    return 4 if layout == "dense" else K.sparse_acc_bytes

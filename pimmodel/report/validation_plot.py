@@ -9,6 +9,8 @@ from typing import Any
 from .plots import _pyplot, check_plot_path
 
 GROUP_COLORS = {"emulator": "#4C72B0", "published": "#DD8452", "finding": "#55A868"}
+KIND_MARKERS = {"within": "o", "below": "v", "above": "^"}
+"""Two-sided cases sit on the diagonal; one-sided bounds (most findings) only need the right side of it."""
 
 
 def validation_plot(record: Mapping[str, Any], path: Path) -> None:
@@ -28,12 +30,14 @@ def validation_plot(record: Mapping[str, Any], path: Path) -> None:
                         label="±10 % band")
         ax.plot(grid, grid, color="black", lw=0.8)
     for group, color in GROUP_COLORS.items():
-        for ok, marker in ((True, "o"), (False, "x")):
+        for ok, kind in ((ok, kind) for ok in (True, False) for kind in KIND_MARKERS):
             pts = [(c["reference"], c["predicted"]) for c in record["cases"]
-                   if c["group"] == group and c["ok"] == ok and c["reference"] > 0 and c["predicted"] > 0]
+                   if c["group"] == group and c["ok"] == ok and c.get("kind", "within") == kind
+                   and c["reference"] > 0 and c["predicted"] > 0]
             if pts:
-                ax.scatter(*zip(*pts, strict=True), color=color, marker=marker, s=22,
-                           label=f"{group} ({'pass' if ok else 'fail'}, {len(pts)})")
+                bound = "" if kind == "within" else f", {kind} bound"
+                ax.scatter(*zip(*pts, strict=True), color=color, marker=KIND_MARKERS[kind] if ok else "x", s=22,
+                           label=f"{group} ({'pass' if ok else 'fail'}{bound}, {len(pts)})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("reference (case unit)")

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
 from ..costmodel.compile import compiled
-from ..costmodel.predict import PHASES, workload_inputs
+from ..costmodel.predict import PHASES, phases_for_view, workload_inputs
 from ..errors import PimModelError, StudyError
 from ..specs import DATASETS, HardwareSpec, Workload, load_hardware
 from ..specs.capacity import footprint
@@ -148,13 +148,10 @@ class Evaluator:
             inputs = {**{k: v[idx] for k, v in design.values.items()}, **coefficients, **workload_inputs(w),
                       "tasklets": design.tasklets[idx]}
             raw = model(inputs)
+            phases = phases_for_view(raw, self.spec.view)
             for name in PHASES:
-                out[name][idx] = raw[name]
+                out[name][idx] = phases[name]
             out["link"][idx] = raw["link"]
-            if self.spec.view == "wall":
-                out["mram_wram_dma"][idx] = raw["mram_wram_dma_exposed"]
-            else:
-                out["launch"][idx] = 0.0
         self._memo[key] = out
         return out
 

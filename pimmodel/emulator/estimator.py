@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -38,9 +39,8 @@ class _PimLinear:
         self.admm_consensus = admm_consensus
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("optimizer", "n_dpus", "hardware", "batch_size", "global_batch_size",
-                                              "learning_rate_shift", "reg_shift", "alpha_shift", "epochs",
-                                              "arithmetic", "tasklets", "svm_margin", "admm_consensus")}
+        names = [p for p in inspect.signature(_PimLinear.__init__).parameters if p != "self"]
+        return {k: getattr(self, k) for k in names}
 
     def set_params(self, **params: Any) -> _PimLinear:
         for k, v in params.items():

@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ..costmodel.predict import predict
 from ..errors import DataError
 from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
+from ..specs.capacity import check as check_capacity
 from .data import (
     CRITEO_ACTIVE,
     SyntheticDense,
@@ -103,7 +105,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
                       reg_shift=hyper.reg_shift, alpha_shift=hyper.admm_alpha_shift, epochs=epochs,
                       arithmetic=arithmetic, tasklets=tasklets)
     workload = Workload(spec, model, optimizer, dpus, tasklets, "weak", epochs, hyper)
-    _check_capacity(workload, hw)
+    check_capacity(workload, hw)
     k = max(1, min(shards.rows_per_dpu, METRIC_ROWS // dpus))
     xm, ym = shards.rows(0, k)
     xm, ym = xm.reshape(-1, xm.shape[-1]), ym.reshape(-1)
@@ -116,7 +118,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
                         "loss": test_m["loss"], "auc": test_m["auc"], "emulated_wall_s": tr.seconds(hw)["total"]})
 
     result = train(shards, cfg, on_epoch=on_epoch, progress=progress)
-    return Emulation(history, merge(result.traces).to_record(hw), _predicted(workload, hw))
+    return Emulation(history, merge(result.traces).to_record(hw), predict(workload, hw).to_record())
 
 
 ARITHMETICS = ("fixed", "float64")
@@ -137,15 +139,3 @@ def _check_arguments(dpus: int, model: str, optimizer: str, epochs: int, samples
         raise unknown("optimizer", optimizer, OPTIMIZERS)
     if arithmetic not in ARITHMETICS:
         raise unknown("arithmetic", arithmetic, ARITHMETICS)
-
-
-def _check_capacity(workload: Workload, hw: Any) -> None:
-    from ..specs.capacity import check
-
-    check(workload, hw)
-
-
-def _predicted(workload: Workload, hw: Any) -> dict[str, Any] | None:
-    from ..costmodel.predict import predict
-
-    return predict(workload, hw).to_record()

@@ -15,8 +15,12 @@ _LAZY = {
     "Workload": "pimmodel.specs",
     "HardwareSpec": "pimmodel.specs",
     "HyperParams": "pimmodel.specs",
-    "predict": "pimmodel.costmodel.predict",
-    "Prediction": "pimmodel.costmodel.predict",
+    "predict": "pimmodel.api",
+    "predict_interval": "pimmodel.api",
+    "emulate": "pimmodel.api",
+    "Prediction": "pimmodel.costmodel",
+    "validate": "pimmodel.validation",
+    "load_calibration": "pimmodel.calibration.result",
 }
 
 __all__ = ["__version__", *_LAZY]

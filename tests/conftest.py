@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
+
+# Keep bytecode (and pytest's rewritten test modules) cached even where PYTHONDONTWRITEBYTECODE is set, as on
+# these machines: otherwise every run re-parses and re-rewrites every module, which alone takes seconds.
+sys.dont_write_bytecode = False
 
 from pimmodel.specs import CRITEO, YFCC, HardwareSpec, Workload, load_hardware
 

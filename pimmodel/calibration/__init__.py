@@ -13,10 +13,12 @@ from typing import Any
 # Lazy re-exports: ``predict`` reads the shipped calibration through ``result`` on every CLI start, and
 # must not pay for scipy.optimize (the fit) or the emulator.
 _LAZY = {
-    "FIT_PHASES": "fit", "CalibrationError": "fit", "Observation": "fit", "fit": "fit", "fit_layout": "fit",
-    "model_phases": "fit", "CalibrationResult": "result", "LayoutFit": "result", "load_calibration": "result",
-    "read_calibration": "result", "DesignPoint": "design", "EmulatorSettings": "design",
-    "default_design": "design", "tiny_design": "design", "emulate": "compare", "calibrate": "run",
+    "FIT_PHASES": "fit", "CalibrationError": "fit", "fit": "fit", "fit_layout": "fit",
+    "Observation": "observations", "model_phases": "observations",
+    "CalibrationResult": "result", "LayoutFit": "result", "load_calibration": "result", "read_calibration": "result",
+    "coefficients_for": "result",
+    "DesignPoint": "design", "EmulatorSettings": "design", "default_design": "design", "tiny_design": "design",
+    "emulate": "compare", "calibrate": "run",
 }
 __all__ = sorted(_LAZY)
 

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 
-from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
-from ..costmodel.predict import PHASES, evaluate, workload_inputs
+from ..costmodel import COEFFICIENT_DEFAULTS
 from ..errors import PimModelError
-from ..specs import Workload
-from .result import LayoutFit, apply_density, density, fit_key
+from .observations import MIN_SHARE, Observation, model_phases, relative_errors
+from .result import LayoutFit, fit_key
 
 FIT_PHASES = ("dpu_compute", "mram_wram_dma")
 """Phases whose expressions contain the coefficients (the host side and launches never do)."""
@@ -34,56 +33,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
 
 class CalibrationError(PimModelError):
     """A fit cannot be made (too few observations, unidentifiable coefficients)."""
-
-
-@dataclass(frozen=True)
-class Observation:
-    """A reference measurement of one configuration: per-epoch seconds per phase (breakdown phases, launch
-    from the wall view), e.g. from the emulator's trace."""
-
-    workload: Workload
-    reference_s: Mapping[str, float]
-    tag: str = ""
-    stats: Mapping[str, float] = field(default_factory=dict)
-    """Dataset/run statistics kept for provenance (density, measured mean operand bytes, ...)."""
-
-
-def model_phases(observations: Sequence[Observation], hw_values: Mapping[str, float],
-                 coefficients: Mapping[str, float] | Callable[[Workload], Mapping[str, float]],
-                 outputs: Sequence[str] = PHASES) -> list[dict[str, float]]:
-    """The cost model's raw per-epoch phases (compute and DMA summed, as the breakdown view) for each
-    observation, one vectorized call per optimizer x model x layout. ``coefficients`` are at full density
-    (a mapping, or a function of the workload); each observation's density is applied here. ``outputs``: which
-    raw outputs (``EquationSet.phase_expressions`` keys, e.g. also ``mram_wram_dma_exposed``)."""
-    coef_of = coefficients if callable(coefficients) else (lambda _w: coefficients)
-    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for i, ob in enumerate(observations):
-        w = ob.workload
-        groups[(w.optimizer, w.model, w.dataset.layout)].append(i)
-    out: list[dict[str, float]] = [{} for _ in observations]
-    for idx in groups.values():
-        ws = [observations[i].workload for i in idx]
-        per_point = [{**workload_inputs(w), **apply_density({**COEFFICIENT_DEFAULTS, **coef_of(w)}, density(w))}
-                     for w in ws]
-        inputs = {k: np.array([pp[k] for pp in per_point], dtype=float) for k in per_point[0]}
-        raw = evaluate(ws[0], hw_values, None, overrides=inputs)
-        for j, i in enumerate(idx):
-            out[i] = {p: float(np.asarray(raw[p])[j]) for p in outputs}
-    return out
-
-
-def relative_errors(observations: Sequence[Observation], predicted: Sequence[Mapping[str, float]],
-                    phases: Sequence[str] = PHASES, min_share: float = 0.0) -> dict[str, np.ndarray]:
-    """Per phase: signed relative errors over the observations whose reference phase is at least
-    ``min_share`` of that observation's epoch total (others are left out)."""
-    out: dict[str, list[float]] = {p: [] for p in phases}
-    for ob, pred in zip(observations, predicted, strict=True):
-        total = sum(ob.reference_s[p] for p in PHASES)
-        for p in phases:
-            ref = ob.reference_s[p]
-            if ref > 0 and ref >= min_share * total:
-                out[p].append(pred[p] / ref - 1.0)
-    return {p: np.asarray(v) for p, v in out.items()}
 
 
 @dataclass(frozen=True)
@@ -140,7 +89,7 @@ def _solve(problem: _Problem, start: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def fit_layout(observations: Sequence[Observation], hw_values: Mapping[str, float],
                free: Sequence[str] | None = None, start: Mapping[str, float] | None = None,
-               min_share: float = 0.01, bootstrap: int = 0, rng: np.random.Generator | None = None) -> LayoutFit:
+               min_share: float = MIN_SHARE, bootstrap: int = 0, rng: np.random.Generator | None = None) -> LayoutFit:
     """Fit the free coefficients to observations of ONE group (same layout, model and optimizer, or at
     least one layout); see the module docstring."""
     if not observations:
@@ -191,7 +140,7 @@ def _bootstrap(problem: _Problem, x: np.ndarray, draws: int, rng: np.random.Gene
 
 
 def fit(observations: Sequence[Observation], hw_values: Mapping[str, float], bootstrap: int = 0,
-        rng: np.random.Generator | None = None, min_share: float = 0.01,
+        rng: np.random.Generator | None = None, min_share: float = MIN_SHARE,
         on_group: Callable[[str], None] | None = None) -> dict[str, LayoutFit]:
     """Fit each layout x model x optimizer group (``fit_key``) separately: key -> fit."""
     groups: dict[str, list[Observation]] = defaultdict(list)

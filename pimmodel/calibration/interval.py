@@ -12,15 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from ..costmodel.predict import PHASES, evaluate, phases_for_view
+from ..costmodel import evaluate
+from ..phases import PHASES, in_view, total
 from ..specs import HardwareSpec, Workload
-from .result import apply_density, density, fit_key, load_calibration
+from .result import CalibrationResult, coefficients_for, fit_key
 
 
-def interval(w: Workload, hw: HardwareSpec, view: str = "wall", calibration: str | None = None,
-             level: float = 0.95, draws: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """``{"level", "method", "per_epoch_s": {phase: [low, high], "total": [low, high]}}``."""
-    cal = load_calibration(calibration)
+def interval(w: Workload, hw: HardwareSpec, cal: CalibrationResult, view: str = "wall", level: float = 0.95,
+             draws: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """``{"level", "method", "per_epoch_s": {phase: [low, high], "total": [low, high]}}`` (the link topology
+    and every other input of ``hw`` included: the same evaluation as the point prediction)."""
     base = cal.fitted_for(w)
     fit = cal.fits.get(fit_key(w))
     samples: dict[str, Any] = dict(base)
@@ -35,10 +36,9 @@ def interval(w: Workload, hw: HardwareSpec, view: str = "wall", calibration: str
         for tied, twin in fit.ties:
             samples[tied] = samples[twin]
         method = f"Monte Carlo over the fit covariance ({draws} draws, seed {seed})"
-    raw = evaluate(w, hw.numeric(), apply_density(samples, density(w)))
-    phases = phases_for_view(raw, view)
-    total = sum(np.asarray(phases[p], dtype=float) for p in PHASES)
+    phases = in_view(evaluate(w, hw, coefficients_for(w, samples)), view)
+    phases = {p: np.asarray(v, dtype=float) for p, v in phases.items()}
+    phases["total"] = total(phases)
     q = [(1 - level) / 2, (1 + level) / 2]
-    out = {p: [float(v) for v in np.quantile(np.asarray(phases[p], dtype=float), q)] for p in PHASES}
-    out["total"] = [float(v) for v in np.quantile(np.asarray(total, dtype=float), q)]
+    out = {p: [float(v) for v in np.quantile(np.atleast_1d(phases[p]), q)] for p in (*PHASES, "total")}
     return {"level": level, "method": method, "calibration": cal.label, "per_epoch_s": out}

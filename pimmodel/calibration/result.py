@@ -22,13 +22,15 @@ import numpy as np
 
 from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
 from ..errors import SpecError
+from ..resources import data_dir
 from ..specs import Workload
 
 SCHEMA_VERSION = 1
 DENSITY_SCALED = ("dot_mul_bytes", "grad_mul_bytes")
 """Stored at full density: a zero feature makes a 0-byte multiply, so on a dense dataset whose rows carry
 ``nonzeros_per_row`` of ``features`` values the mean operand bytes scale by that fraction."""
-SHIPPED_PATH = Path(__file__).resolve().parents[1] / "data" / "calibration" / "default.json"
+SHIPPED_PATH = data_dir("calibration") / "default.json"
+"""The calibration shipped inside the package (``load_calibration(None)``)."""
 DEFAULTS_NAME = "defaults"
 
 
@@ -90,16 +92,13 @@ class CalibrationResult:
     schema_version: int = SCHEMA_VERSION
 
     def fitted_for(self, w: Workload) -> dict[str, float]:
-        """Coefficients at full density: the documented defaults, overridden by the fit of ``fit_key(w)``."""
-        out = dict(COEFFICIENT_DEFAULTS)
-        key = fit_key(w)
-        if key in self.fits:
-            out.update(self.fits[key].as_dict())
-        return out
+        """The fitted coefficients of ``w``'s group (``fit_key``), at full density (may be empty)."""
+        fit = self.fits.get(fit_key(w))
+        return fit.as_dict() if fit is not None else {}
 
     def coefficients_for(self, w: Workload) -> dict[str, float]:
-        """The cost-model coefficients for ``w`` (density applied)."""
-        return apply_density(self.fitted_for(w), density(w))
+        """The cost-model coefficients for ``w`` (``coefficients_for``)."""
+        return coefficients_for(w, self.fitted_for(w))
 
     def to_json(self) -> dict[str, Any]:
         return {"schema_version": self.schema_version, "label": self.label, "provenance": dict(self.provenance),
@@ -131,13 +130,14 @@ def fit_key(w: Workload) -> str:
     return f"{w.dataset.layout}/{w.model}/{w.optimizer}"
 
 
-def density(w: Workload) -> float:
+def coefficients_for(w: Workload, fitted: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """THE resolution of the cost model's coefficients for a workload: the documented defaults
+    (``COEFFICIENT_DEFAULTS``), overridden by ``fitted`` values (at full density; numbers, or arrays of
+    draws), with the dense dataset's density applied (``DENSITY_SCALED``)."""
     ds = w.dataset
-    return ds.nonzeros_per_row / ds.features if ds.layout == "dense" else 1.0
-
-
-def apply_density(coefficients: Mapping[str, Any], fraction: Any) -> dict[str, Any]:
-    return {k: (v * fraction if k in DENSITY_SCALED else v) for k, v in coefficients.items()}
+    fraction = ds.nonzeros_per_row / ds.features if ds.layout == "dense" else 1.0
+    merged = {**COEFFICIENT_DEFAULTS, **(fitted or {})}
+    return {k: (v * fraction if k in DENSITY_SCALED else v) for k, v in merged.items()}
 
 
 def defaults() -> CalibrationResult:
@@ -162,10 +162,12 @@ def _cached(path: str, mtime: float) -> CalibrationResult:
     return read_calibration(path)
 
 
-def load_calibration(name_or_path: str | Path | None = None) -> CalibrationResult:
+def load_calibration(name_or_path: CalibrationResult | str | Path | None = None) -> CalibrationResult:
     """``None`` or ``"default"``: the shipped calibration; ``"defaults"``: unfitted defaults; else a file."""
     if isinstance(name_or_path, CalibrationResult):
         return name_or_path
+    if isinstance(name_or_path, Path):
+        name_or_path = str(name_or_path)
     if name_or_path == DEFAULTS_NAME:
         return defaults()
     path = SHIPPED_PATH if name_or_path in (None, "default") else Path(name_or_path)

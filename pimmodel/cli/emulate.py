@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         """Train on emulated PIM hardware; show accuracy per epoch and emulated vs predicted time per phase."""
         from rich.progress import Progress
 
-        from ..emulator.api import emulate
+        from ..api import emulate
 
         hyper = HyperParams(batch_size=batch_size, global_batch_size=global_batch_size or 16 * max(dpus, 1),
                             learning_rate_shift=learning_rate_shift, reg_shift=reg_shift, admm_alpha_shift=alpha_shift)

@@ -7,29 +7,27 @@ from typing import Annotated
 
 import typer
 
+from ..specs.workload import OPTIMIZERS
 from . import options as O
-
-OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
 
 
 def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
              custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
              with_interval: bool = False) -> list[dict]:
-    from ..costmodel import predict
+    from ..api import predict, predict_interval
+    from ..calibration.result import load_calibration
 
     hw = O.hardware(hw_name)
     ds = O.dataset_from_options(dataset, *custom)
-    cal = None if calibration is None else str(calibration)
+    cal = load_calibration(calibration)
     records = []
     for optimizer in optimizers:
         for n in dpus:
             w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch)
-            record = predict(w, hw, view=view, calibration=cal).to_record()
+            record = predict(w, hw, view, cal).to_record()
             if with_interval:
-                from ..calibration.interval import interval
-
-                record["interval"] = interval(w, hw, view, cal)
+                record["interval"] = predict_interval(w, hw, view, cal)
             records.append(record)
     return records
 
@@ -145,39 +143,37 @@ def equations_command(
     optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
     model: O.Model = "lr",
     dataset: O.Dataset = "yfcc100m-hnfc6",
-    latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX instead of plain text.")] = False,
+    topology: Annotated[str, typer.Option("--topology", help="Direct inter-DPU links: none (UPMEM), in-rank, "
+                                          "ring or all-to-all.")] = "none",
+    latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX (one display equation per line).")] = False,
     json: O.Json = False,
 ) -> None:
-    """The symbolic per-epoch expressions of every phase of one optimizer x model x layout.
+    """The cost model's equations of one optimizer x model x layout, as the study would write them.
 
-    Symbols are named like the hardware spec fields (dpu_clock_hz, ...), the workload (dpus, tasklets,
-    rows_per_dpu, local_batch, features, nonzeros) and the fitted coefficients (dot_mul_bytes, ...).
+    Each phase is a short equation over named terms (rounds per epoch R, samples S, occurrences n_s, compute
+    cycles C_s and DMA cycles M_s of each kernel section s, instructions per tasklet I_s, transfer times t_*),
+    followed by the definitions it uses. Inputs are named like the hardware spec fields (dpu_clock_hz, ...),
+    the workload (dpus, tasklets, rows_per_dpu, local_batch, features, nonzeros) and the fitted coefficients.
+    --json prints {"phases": {phase: {"equation", "latex", "terms"}}, "terms": {name: {"definition",
+    "latex", "doc"}}}.
     """
-    import sympy
-
-    from ..costmodel.registry import expressions
-    from ..specs import load_dataset
+    from ..errors import unknown
+    from ..report.equations import equation_record, render_latex, render_text
+    from ..specs import MODELS, OPTIMIZERS, TOPOLOGIES, load_dataset
 
     if optimizer not in OPTIMIZERS:
-        from ..errors import unknown
-
         raise unknown("optimizer", optimizer, OPTIMIZERS)
-    if model not in ("lr", "svm"):
-        from ..errors import unknown
-
-        raise unknown("model", model, ("lr", "svm"))
-    layout = load_dataset(dataset).layout
-    exprs = expressions(optimizer, model, layout)
-    render = sympy.latex if latex else sympy.sstr
-    rendered = {name: render(e) for name, e in exprs.items()}
-    record = {"optimizer": optimizer, "model": model, "layout": layout, "expressions": rendered}
+    if model not in MODELS:
+        raise unknown("model", model, MODELS)
+    if topology not in TOPOLOGIES:
+        raise unknown("topology", topology, TOPOLOGIES)
+    record = equation_record(optimizer, model, load_dataset(dataset).layout, topology)
     if json:
         from ..report.json import emit
 
         emit(record)
         return
-    for name, text in rendered.items():
-        typer.echo(f"{name} =\n    {text}\n")
+    typer.echo(render_latex(record) if latex else render_text(record), nl=False)
 
 
 def register(app: typer.Typer) -> None:

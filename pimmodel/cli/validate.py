@@ -30,6 +30,7 @@ def validate_command(
     --json prints {"ok", "cases": [{"group", "name", "phase", "reference", "predicted", "rel_error",
     "tolerance", "ok", ...}]}.
     """
+    from ..calibration.result import load_calibration
     from ..validation import validate
 
     if plot is not None:
@@ -37,7 +38,7 @@ def validate_command(
 
         check_plot_path(plot)
     groups = [g.strip() for g in group.split(",") if g.strip()]
-    report = validate(O.hardware(hardware), groups, None if calibration is None else str(calibration))
+    report = validate(O.hardware(hardware), groups, load_calibration(calibration))
     record = report.to_record()
     if plot is not None:
         from ..report.validation_plot import validation_plot

@@ -1,9 +1,12 @@
-"""Symbolic cost model: one sympy equation set per optimizer, compiled once, evaluated vectorized."""
+"""Symbolic cost model: one sympy equation set per optimizer, compiled once, evaluated vectorized.
+
+It takes coefficients as an argument; resolving them from a calibration file is the caller's job.
+"""
 
 from __future__ import annotations
 
 from .coefficients import COEFFICIENT_DEFAULTS
-from .predict import BYTE_KEYS, PHASES, VIEWS, Prediction, evaluate, phases_for_view, predict, predict_many
+from .evaluate import HardwareInputs, evaluate, workload_inputs
+from .predict import Prediction, predict
 
-__all__ = ["BYTE_KEYS", "COEFFICIENT_DEFAULTS", "PHASES", "VIEWS", "Prediction", "evaluate", "phases_for_view",
-           "predict", "predict_many"]
+__all__ = ["COEFFICIENT_DEFAULTS", "HardwareInputs", "Prediction", "evaluate", "predict", "workload_inputs"]

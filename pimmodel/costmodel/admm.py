@@ -1,29 +1,37 @@
 """Consensus ADMM (one round per global epoch), as the study implemented it.
 
-One launch per epoch runs a full local pass (task_epochs = 1) in mini-batches of b: each local step is
-the MA-SGD step with the decay acting on w_k + c_k, c_k = u_k - z. Per epoch the host pushes each DPU
-its own previous w_k and c_k (and, dense, the bias; distinct buffers, so always a parallel push), pulls
-w_k (and the bias), and makes about six streams over the N x d values (means of w and u, the u update,
-the c update).
+One launch per epoch runs E_local full local passes (the artifact's ``task_epochs``, 1 in the study) in
+mini-batches of b: each local step is the MA-SGD step with the decay acting on w_k + c_k, c_k = u_k - z.
+Per epoch the host pushes each DPU its own previous w_k and c_k (and, dense, the bias; distinct buffers, so
+always a parallel push), pulls w_k (and the bias), and makes about six streams over the N x d values (means of
+w and u, the u update, the c update).
 """
 
 from __future__ import annotations
 
-from ..kernelspec import PROFILE as K
-from .common import WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, model_bytes
-from .interconnect import Exchange
+import sympy
+
+from ..kernels.study import PROFILE as K
+from ..kernels.vocabulary import HostCall
+from .common import WL, EquationSet, Exchange, bias_calls, dpu_sections, host_reduce, model_bytes
+from .terms import Terms
 
 
 def equations(model: str, layout: str) -> EquationSet:
-    steps = WL.rows_per_dpu / WL.local_batch
-    sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=steps, launches=1,
+    t = Terms()
+    samples = t.define("S", WL.local_epochs * WL.rows_per_dpu, "samples per DPU per epoch: E_local passes "
+                       "over the shard")
+    steps = t.define("n_steps", samples / WL.local_batch, "local steps per DPU per epoch")
+    sections = dpu_sections(t, model, layout, samples=samples, steps=steps, launches=sympy.Integer(1),
                             update=True, admm=True)
     push = [HostCall("w_k", model_bytes(layout), to_pim=True), HostCall("c_k", model_bytes(layout), to_pim=True),
             *bias_calls(layout, to_pim=True)]
     pull = [HostCall("w_k", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
-    aggregate = host_reduce(K.admm_host_passes, 4, layout, thread_rounds=K.admm_host_thread_rounds)
-    return EquationSet(sections=sections, rounds=1, launches=1, calls_per_round=push + pull,
-                       host_aggregate_s=aggregate, exchange=averaging(layout))
+    consensus = t.define("t_consensus", host_reduce(K.admm_host_passes, 4, layout,
+                                                    thread_rounds=K.admm_host_thread_rounds),
+                         "host: z and the duals (six streams over N x d int32, two threaded passes)")
+    return EquationSet(t, sections, rounds=sympy.Integer(1), launches=sympy.Integer(1),
+                       calls_per_round=(*push, *pull), host_aggregate_s=consensus, exchange=averaging(layout))
 
 
 def averaging(layout: str) -> Exchange:

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-_MODEL_SOURCES = ("costmodel/common.py", "costmodel/symbols.py", "costmodel/ma_sgd.py", "costmodel/ga_sgd.py",
-                  "costmodel/admm.py", "costmodel/interconnect.py", "costmodel/registry.py", "costmodel/compile.py",
-                  "primitives.py", "kernelspec.py", "specs/hardware.py")
+_MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
+                  "primitives.py", "phases.py", "specs/hardware.py")
+"""Every source file whose change can change the compiled expressions (globs relative to the package)."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,9 @@ def _cache_dir() -> Path:
 def _source_key() -> str:
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for rel in _MODEL_SOURCES:
-        digest.update((root / rel).read_bytes())
+    for pattern in _MODEL_SOURCES:
+        for path in sorted(root.glob(pattern)):
+            digest.update(path.read_bytes())
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         digest.update(importlib.metadata.version("sympy").encode())
     return digest.hexdigest()[:16]

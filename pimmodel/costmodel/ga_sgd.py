@@ -2,41 +2,46 @@
 
 Per round, for every DPU: the host pushes w (and, dense, the bias), the same buffer to all DPUs (parallel
 push or broadcast, as MA-SGD); one launch zeroes the accumulators and accumulates the eta-scaled
-gradient terms of b = B/N local rows (no update on the DPU); the host
-pulls the accumulators (dense: d x int32 plus the int64 bias gradient; sparse: d x int64), sums them
-over the DPUs and updates w. Rounds per epoch = m / B = rows per DPU / b.
+gradient terms of b = B/N local rows (no update on the DPU); the host pulls the accumulators (dense:
+d x int32 plus the int64 bias gradient; sparse: d x int64), sums them over the DPUs and updates w.
+Rounds per epoch R = m / B = rows per DPU / b.
 """
 
 from __future__ import annotations
 
-from .. import primitives as P
-from ..kernelspec import PROFILE as K
+from ..kernels import pricing
+from ..kernels.study import PROFILE as K
+from ..kernels.vocabulary import HostCall
 from .common import (
     HW,
     WL,
     EquationSet,
-    HostCall,
+    Exchange,
     bias_calls,
     dpu_sections,
     host_reduce,
     host_threads,
     model_bytes,
 )
-from .interconnect import Exchange
+from .terms import Terms
 
 
 def equations(model: str, layout: str) -> EquationSet:
-    rounds = WL.rows_per_dpu / WL.local_batch
-    sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
+    t = Terms()
+    rounds = t.define("R", WL.rows_per_dpu / WL.local_batch, "rounds per epoch: b = B/N rows per DPU per round")
+    sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=False, admm=False)
     gradient_bytes = _gradient_bytes(layout)
     push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
             *bias_calls(layout, to_pim=True, mode="identical")]
     pull = [HostCall("gradient", WL.features * gradient_bytes, to_pim=False), *bias_calls(layout, to_pim=False)]
-    update = P.host_reduce_s(K.ga_host_update_passes * WL.features * 8, host_threads(layout), HW)
-    aggregate = rounds * (host_reduce(K.ga_host_passes, gradient_bytes, layout) + update)
-    return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,
-                       host_aggregate_s=aggregate, exchange=averaging(layout))
+    reduce = t.define("t_reduce", host_reduce(K.ga_host_passes, gradient_bytes, layout),
+                      "host: sum the N gradients (one pass over N x d, threads created and joined)")
+    update = t.define("t_update", pricing.host_reduce_s(K.ga_host_update_passes * WL.features * 8,
+                                                        host_threads(layout), 0, HW),
+                      "host: update w from the summed gradient (read the sum and w, write w)")
+    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=(*push, *pull),
+                       host_aggregate_s=rounds * (reduce + update), exchange=averaging(layout))
 
 
 def averaging(layout: str) -> Exchange:

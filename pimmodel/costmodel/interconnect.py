@@ -26,40 +26,19 @@ shift-average does; the bias (dense kernels) rides along with the vector.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 import sympy
 from sympy import Expr
 
 from .. import primitives as P
-from ..kernelspec import EXCHANGE
-from ..kernelspec import PROFILE as K
-from .symbols import HW, WL
-
-if TYPE_CHECKING:
-    from .common import EquationSet, HostCall, Section
+from ..kernels import pricing
+from ..kernels.study import EXCHANGE
+from ..kernels.study import PROFILE as K
+from ..kernels.vocabulary import HostCall, Section
+from .common import HW, WL, EquationSet, Exchange, LinkTimes, T, host_threads, lockstep, ops, parallel
 
 LINKED = ("in-rank", "ring", "all-to-all")
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """What one round's averaging step moves and computes, as an all-reduce over links."""
-
-    vector_bytes: Expr
-    """bytes per DPU entering the all-reduce (w, a gradient, or w + u), bias included."""
-    element_bytes: int
-    update_passes: int
-    """sweeps over d each DPU makes after the all-reduce (the host's former update work)."""
-
-
-@dataclass(frozen=True)
-class LinkTimes:
-    gather_s: Expr
-    distribute_s: Expr
-    link_s: Expr
-    link_bytes_per_dpu: Expr
 
 
 def group_size(topology: str) -> Expr:
@@ -81,56 +60,43 @@ def link_times(ex: Exchange, topology: str) -> LinkTimes:
     return LinkTimes(half, half, 2 * half, 2 * (g - 1) * ex.vector_bytes / g)
 
 
-def cross_rank_calls(ex: Exchange, topology: str) -> list[HostCall]:
+def cross_rank_calls(ex: Exchange, topology: str) -> tuple[HostCall, ...]:
     """In-rank only: the host pulls each DPU's reduced shard (V/G bytes) and pushes the sum back; with a
     single rank the shards are empty (only the call overhead remains)."""
-    from .common import HostCall
-
     if topology != "in-rank":
-        return []
+        return ()
     shard = sympy.Min(1, P.ranks(WL.dpus, HW) - 1) * ex.vector_bytes / group_size(topology)
-    return [HostCall("shard", shard, to_pim=False), HostCall("shard", shard, to_pim=True)]
+    return HostCall("shard", shard, to_pim=False), HostCall("shard", shard, to_pim=True)
 
 
 def cross_rank_aggregate_s(ex: Exchange, threads: int) -> Expr:
     """Host work of the in-rank topology: sum the ranks' reduced vectors (ranks x d values)."""
     ranks = P.ranks(WL.dpus, HW)
-    cross = sympy.Min(1, ranks - 1)
-    return cross * (P.host_reduce_s(ranks * ex.vector_bytes, threads, HW) + P.thread_start_s(threads, HW))
+    return sympy.Min(1, ranks - 1) * pricing.host_reduce_s(ranks * ex.vector_bytes, threads, 1, HW)
 
 
 def dpu_exchange_section(ex: Exchange, topology: str, rounds: Expr) -> Section:
     """The DPU side of each round: add the (G-1)/G x d received partial sums, then ``update_passes``
-    sweeps over d (average, or the GA-SGD/ADMM update), streaming through WRAM in 2 KiB DMAs."""
-    from .common import Section, T, concurrent_dmas
-
+    sweeps over d (average, or the GA-SGD/ADMM update), streaming through WRAM in the largest DMAs."""
     g = group_size(topology)
     d = WL.features
     received = (g - 1) / g * d
-    add = HW.int64_add_instructions + K.reduce_instructions_per_tasklet
-    update = HW.int64_shift_instructions + HW.int64_add_instructions + K.update_loop_instructions
-    compute = P.issue_cycles((received * add + ex.update_passes * d * update) / T, T, HW)
+    add = ops(int64_add=1) + K.reduce_instructions_per_tasklet
+    update = ops(int64_shift=1, int64_add=1) + K.update_loop_instructions
     read_bytes = 2 * received * ex.element_bytes + ex.update_passes * 2 * 4 * d
     write_bytes = received * ex.element_bytes + ex.update_passes * 4 * d
     block = HW.dma_max_bytes
-    r_cycles, r_dmas = concurrent_dmas(read_bytes / (T * block), block)
-    w_cycles, w_dmas = concurrent_dmas(write_bytes / (T * block), block, write=True)
-    return Section(EXCHANGE, rounds, compute, read_cycles=r_cycles, write_cycles=w_cycles, read_bytes=read_bytes,
-                   write_bytes=write_bytes, read_dmas=r_dmas, write_dmas=w_dmas)
+    dmas = (lockstep("read", read_bytes / (T * block), block), lockstep("write", write_bytes / (T * block), block))
+    return parallel(EXCHANGE, rounds, (received * add + ex.update_passes * d * update) / T, dmas)
 
 
 def linked(equations: EquationSet, topology: str, layout: str) -> EquationSet:
     """The equation set with its averaging step done over ``topology`` links (host path replaced)."""
-    from .common import host_threads
-
     ex = equations.exchange
     if topology not in LINKED or ex is None:
         return equations
-    times = link_times(ex, topology)
     aggregate = equations.rounds * (cross_rank_aggregate_s(ex, host_threads(layout))
                                     if topology == "in-rank" else sympy.Integer(0))
-    sections = [*equations.sections, dpu_exchange_section(ex, topology, equations.rounds)]
-    return replace(equations, sections=sections, calls_per_round=cross_rank_calls(ex, topology),
-                   host_aggregate_s=aggregate, link_gather_s=times.gather_s,
-                   link_distribute_s=times.distribute_s, link_s=times.link_s,
-                   link_bytes_per_dpu=times.link_bytes_per_dpu)
+    return replace(equations, sections=(*equations.sections, dpu_exchange_section(ex, topology, equations.rounds)),
+                   calls_per_round=cross_rank_calls(ex, topology), host_aggregate_s=aggregate,
+                   links=link_times(ex, topology))

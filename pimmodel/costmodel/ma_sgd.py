@@ -4,26 +4,30 @@ Per round, for every DPU: the host pushes the global model (and, dense, the int6
 all DPUs (a parallel push as in the study, or a broadcast: ``broadcast_identical_pushes``); one launch runs
 one local step on the next b local rows (zero the accumulators, per-sample dot product, error and
 gradient, then the local update); the host pulls every local model and averages them with its threads.
-Rounds per epoch = rows per DPU / b.
+Rounds per epoch R = rows per DPU / b.
 """
 
 from __future__ import annotations
 
-from ..kernelspec import PROFILE as K
-from .common import WL, EquationSet, HostCall, bias_calls, dpu_sections, host_reduce, model_bytes
-from .interconnect import Exchange
+from ..kernels.study import PROFILE as K
+from ..kernels.vocabulary import HostCall
+from .common import WL, EquationSet, Exchange, bias_calls, dpu_sections, host_reduce, model_bytes
+from .terms import Terms
 
 
 def equations(model: str, layout: str) -> EquationSet:
-    rounds = WL.rows_per_dpu / WL.local_batch
-    sections = dpu_sections(model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
+    t = Terms()
+    rounds = t.define("R", WL.rows_per_dpu / WL.local_batch, "rounds per epoch: one local step (and one launch) "
+                      "per round")
+    sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=True, admm=False)
     push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
             *bias_calls(layout, to_pim=True, mode="identical")]
     pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
-    aggregate = rounds * host_reduce(K.ma_host_passes, 4, layout)
-    return EquationSet(sections=sections, rounds=rounds, launches=rounds, calls_per_round=push + pull,
-                       host_aggregate_s=aggregate, exchange=averaging(layout))
+    average = t.define("t_average", host_reduce(K.ma_host_passes, 4, layout),
+                       "host: average the N local models (one pass over N x d int32, threads created and joined)")
+    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=(*push, *pull),
+                       host_aggregate_s=rounds * average, exchange=averaging(layout))
 
 
 def averaging(layout: str) -> Exchange:

@@ -1,4 +1,4 @@
-"""The optimizers' equation sets by name, and their per-epoch expressions."""
+"""The optimizers' equation sets by name: the readable form (named terms) and the full expressions."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from ..specs.hardware import TOPOLOGIES
 from . import admm, ga_sgd, ma_sgd
 from .common import EquationSet
 from .interconnect import linked
+from .terms import Terms
 
 EQUATION_SETS: dict[str, Callable[[str, str], EquationSet]] = {
     "ma-sgd": ma_sgd.equations,
@@ -20,19 +21,23 @@ EQUATION_SETS: dict[str, Callable[[str, str], EquationSet]] = {
 }
 
 
-def equation_set(optimizer: str, model: str, layout: str) -> EquationSet:
+def equation_set(optimizer: str, model: str, layout: str, topology: str = "none") -> EquationSet:
+    """One configuration's equation set; a ``topology`` other than "none" does the averaging step over direct
+    DPU links (``interconnect.py``)."""
     if optimizer not in EQUATION_SETS:
         raise unknown("optimizer", optimizer, EQUATION_SETS)
-    return EQUATION_SETS[optimizer](model, layout)
+    if topology not in TOPOLOGIES:
+        raise unknown("interconnect topology", topology, TOPOLOGIES)
+    equations = EQUATION_SETS[optimizer](model, layout)
+    return linked(equations, topology, layout) if topology != "none" else equations
+
+
+def readable(optimizer: str, model: str, layout: str, topology: str = "none") -> tuple[Terms, dict[str, sympy.Expr]]:
+    """(terms, outputs): the per-epoch outputs written over named terms, as ``pimmodel equations`` shows them."""
+    return equation_set(optimizer, model, layout, topology).outputs()
 
 
 @cache
 def expressions(optimizer: str, model: str, layout: str, topology: str = "none") -> dict[str, sympy.Expr]:
-    """Per-epoch expressions (phases in seconds, bytes, rounds) of one configuration; a ``topology`` other
-    than "none" does the averaging step over direct DPU links (``interconnect.py``)."""
-    equations = equation_set(optimizer, model, layout)
-    if topology != "none":
-        if topology not in TOPOLOGIES:
-            raise unknown("interconnect topology", topology, TOPOLOGIES)
-        equations = linked(equations, topology, layout)
-    return {k: sympy.sympify(v) for k, v in equations.phase_expressions().items()}
+    """Per-epoch outputs (phases in seconds, bytes, rounds) as full expressions of the model's inputs."""
+    return equation_set(optimizer, model, layout, topology).phase_expressions()

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import StudyError
+from ..resources import DATA_DIR
 from ..specs.hardware import FIELD_BY_NAME, HardwareSpec
 
-COSTS_FILE = Path(__file__).resolve().parents[1] / "data" / "dse_costs.toml"
+COSTS_FILE = DATA_DIR / "dse_costs.toml"
 FORMS = ("ratio", "inverse", "native", "link")
 
 

@@ -25,16 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
-from ..costmodel.compile import compiled
-from ..costmodel.predict import PHASES, phases_for_view, workload_inputs
+from ..calibration.result import load_calibration
+from ..costmodel import HardwareInputs, evaluate
 from ..errors import PimModelError, StudyError
+from ..phases import COMM_PHASES, PHASES, in_view, total
 from ..specs import DATASETS, HardwareSpec, Workload, load_hardware
 from ..specs.capacity import footprint
 from .cost import CostWeights, load_costs
 from .space import STRUCTURAL_FIELD, WORKLOAD_FIELD, Parameter, StudySpec, WorkloadCase
 
-HOST_PHASES = ("host_to_pim", "pim_to_host", "host_aggregate")
 DEFAULT_TASKLETS = 16
 
 
@@ -62,14 +61,9 @@ class Design:
 
 @lru_cache(maxsize=256)
 def _calibrated(case: WorkloadCase, dpus: int, scaling: str) -> tuple[Workload, dict[str, float]]:
+    """A study workload and its coefficients from the shipped calibration."""
     w = Workload(DATASETS[case.dataset], case.model, case.optimizer, dpus, scaling=scaling, epochs=1)
-    try:
-        from ..calibration.result import load_calibration
-
-        coefficients = dict(load_calibration(None).coefficients_for(w))
-    except (ImportError, PimModelError, OSError):
-        coefficients = {}
-    return w, {**COEFFICIENT_DEFAULTS, **coefficients}
+    return w, load_calibration(None).coefficients_for(w)
 
 
 class Evaluator:
@@ -144,11 +138,9 @@ class Evaluator:
         out = {name: np.zeros(n) for name in (*PHASES, "link")}
         for topo in np.unique(design.topology):
             idx = np.nonzero(design.topology == topo)[0]
-            model = compiled(w.optimizer, w.model, w.dataset.layout, str(topo))
-            inputs = {**{k: v[idx] for k, v in design.values.items()}, **coefficients, **workload_inputs(w),
-                      "tasklets": design.tasklets[idx]}
-            raw = model(inputs)
-            phases = phases_for_view(raw, self.spec.view)
+            hw = HardwareInputs({k: v[idx] for k, v in design.values.items()}, str(topo))
+            raw = evaluate(w, hw, coefficients, workload={"tasklets": design.tasklets[idx]})
+            phases = in_view(raw, self.spec.view, zero=np.zeros(len(idx)))
             for name in PHASES:
                 out[name][idx] = phases[name]
             out["link"][idx] = raw["link"]
@@ -156,8 +148,7 @@ class Evaluator:
         return out
 
     def _epoch_s(self, key: tuple[WorkloadCase, int, str], design: Design) -> np.ndarray:
-        raw = self._raw(key, design)
-        return sum((raw[p] for p in PHASES), np.zeros(len(design.topology)))
+        return np.asarray(total(self._raw(key, design)))
 
     # ------------------------------------------------------------ objectives and constraints
     def evaluate(self, points: Sequence[Mapping[str, Any]]) -> Scores:
@@ -192,9 +183,8 @@ class Evaluator:
             return self.baseline_epoch_s[key] / self._epoch_s(key, design)
         if kind == "energy_per_epoch":
             raw = self._raw(key, design)
-            total = sum((raw[p] for p in PHASES), np.zeros(n))
-            host = sum((raw[p] for p in HOST_PHASES), np.zeros(n)) - raw["link"]
-            return (dpus * self._dpu_power_w(design) * total
+            host = sum((raw[p] for p in COMM_PHASES), np.zeros(n)) - raw["link"]
+            return (dpus * self._dpu_power_w(design) * total(raw)
                     + design.values["host_power_w"] * np.maximum(host, 0.0))
         return self._epoch_s(key, design)
 

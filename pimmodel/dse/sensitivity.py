@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
-from ..costmodel.predict import PHASES, evaluate, phases_for_view, workload_inputs
+from ..calibration.result import CalibrationResult, load_calibration
+from ..costmodel import evaluate, workload_inputs
+from ..phases import EXPOSED_DMA, PHASES, in_view, total
 from ..specs import HardwareSpec, Workload
 from ..specs.hardware import NUMERIC_FIELDS
 
@@ -82,7 +83,7 @@ def derivative_function(optimizer: str, model: str, layout: str, topology: str, 
     exprs = expressions(optimizer, model, layout, topology)
     keys, derivs = [], []
     for phase in PHASES:
-        source = "mram_wram_dma_exposed" if phase == "mram_wram_dma" and view == "wall" else phase
+        source = EXPOSED_DMA if phase == "mram_wram_dma" and view == "wall" else phase
         if phase == "launch" and view == "breakdown":
             continue
         e = exprs[source]
@@ -95,59 +96,52 @@ def derivative_function(optimizer: str, model: str, layout: str, topology: str, 
     return tuple(keys), tuple(symbols), fn
 
 
-def elasticities(w: Workload, hw: HardwareSpec, view: str = "wall",
-                 coefficients: Mapping[str, float] | None = None) -> dict[str, Any]:
+def _epoch_s(w: Workload, hw: HardwareSpec, view: str, coefficients: Mapping[str, float]) -> float:
+    return float(total(in_view(evaluate(w, hw, coefficients), view)))
+
+
+def elasticities(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], view: str = "wall"
+                 ) -> dict[str, Any]:
     """Phase seconds and, per hardware parameter, the elasticity of the epoch time and of each phase."""
     keys, inputs, fn = derivative_function(w.optimizer, w.model, w.dataset.layout, hw.link_topology, view)
-    coeffs = {**COEFFICIENT_DEFAULTS, **(coefficients or {})}
-    values = {**hw.numeric(), **coeffs, **workload_inputs(w)}
+    values = {**hw.numeric(), **coefficients, **workload_inputs(w)}
     with np.errstate(all="ignore"):
         derivs = [float(d) for d in fn(*(values[n] for n in inputs))]
-    phases = {p: float(v) for p, v in phases_for_view(evaluate(w, hw.numeric(), coeffs, topology=hw.link_topology),
-                                                       view).items()}
-    total = sum(phases.values())
+    phases = {p: float(v) for p, v in in_view(evaluate(w, hw, coefficients), view).items()}
+    epoch = sum(phases.values())
     per_param: dict[str, dict[str, float]] = {}
     for (phase, name), d in zip(keys, derivs, strict=True):
         p = values[name]
         row = per_param.setdefault(name, {ph: 0.0 for ph in PHASES})
         row[phase] = d * p / phases[phase] if phases[phase] > 0 else 0.0
-        row["_epoch"] = row.get("_epoch", 0.0) + d * p / total
+        row["_epoch"] = row.get("_epoch", 0.0) + d * p / epoch
     rows: list[dict[str, Any]] = [{"parameter": name, "value": float(values[name]), "epoch": r.pop("_epoch"),
                                    "phases": r} for name, r in per_param.items()]
     rows.sort(key=lambda r: -abs(float(r["epoch"])))
-    return {"phases_s": phases, "epoch_s": total, "elasticities": rows}
+    return {"phases_s": phases, "epoch_s": epoch, "elasticities": rows}
 
 
-def what_if(w: Workload, hw: HardwareSpec, view: str, coefficients: Mapping[str, float] | None = None
-            ) -> list[dict[str, Any]]:
+def what_if(w: Workload, hw: HardwareSpec, view: str, calibration: CalibrationResult) -> list[dict[str, Any]]:
     """Speedup of each optimizer (same dataset, model, DPUs) for each change in ``WHAT_IFS``."""
-    coeffs = {**COEFFICIENT_DEFAULTS, **(coefficients or {})}
     out = []
     for scenario in WHAT_IFS:
         changed = hw.replace(**scenario.changes(hw))
         speedups = {}
         for opt in OPTIMIZER_LABELS:
             wo = w.with_(optimizer=opt, hyper=None)
-            before = sum(phases_for_view(evaluate(wo, hw.numeric(), coeffs, topology=hw.link_topology),
-                                         view).values())
-            after = sum(phases_for_view(evaluate(wo, changed.numeric(), coeffs, topology=changed.link_topology),
-                                        view).values())
-            speedups[opt] = float(before / after)
+            coefficients = calibration.coefficients_for(wo)
+            speedups[opt] = _epoch_s(wo, hw, view, coefficients) / _epoch_s(wo, changed, view, coefficients)
         parts = [f"{OPTIMIZER_LABELS[o]} {s:.2f}x" for o, s in speedups.items()]
         out.append({"change": scenario.text, "speedup": speedups,
                     "text": f"{scenario.text}: {parts[0]} faster, {', '.join(parts[1:])}"})
     return out
 
 
-def sensitivity(w: Workload, hw: HardwareSpec, view: str = "wall") -> dict[str, Any]:
-    """The sensitivity record of ``pimmodel sensitivity`` (calibrated coefficients when shipped)."""
-    try:
-        from ..calibration.result import load_calibration
-
-        coefficients = dict(load_calibration(None).coefficients_for(w))
-    except Exception:  # no calibration shipped: the documented defaults
-        coefficients = {}
-    record = elasticities(w, hw, view, coefficients)
+def sensitivity(w: Workload, hw: HardwareSpec, view: str = "wall", calibration: CalibrationResult | None = None
+                ) -> dict[str, Any]:
+    """The sensitivity record of ``pimmodel sensitivity`` (``calibration``: None = the shipped one)."""
+    cal = calibration if calibration is not None else load_calibration(None)
+    record = elasticities(w, hw, cal.coefficients_for(w), view)
     return {"hardware": hw.name, "workload": f"{w.dataset.name}/{w.model}/{w.optimizer}", "dpus": w.dpus,
-            "scaling": w.scaling, "view": view, "link_topology": hw.link_topology, **record,
-            "what_if": what_if(w, hw, view, coefficients)}
+            "scaling": w.scaling, "view": view, "link_topology": hw.link_topology, "calibration": cal.label,
+            **record, "what_if": what_if(w, hw, view, cal)}

@@ -1,5 +1,6 @@
-"""One call for a whole emulation: data, training, metrics per epoch, trace and the cost model's
-prediction for the same configuration (what ``pimmodel emulate`` renders)."""
+"""One call for a whole emulation: data, training, metrics per epoch and the event trace, plus the
+``Workload`` that describes what ran (so that a caller can put the cost model's prediction beside it: the
+emulator itself never imports the cost model, it is the reference the model is checked against)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..costmodel.predict import predict
 from ..errors import DataError
-from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
+from ..specs import CRITEO, YFCC, DatasetSpec, HardwareSpec, HyperParams, Workload, load_hardware
 from ..specs.capacity import check as check_capacity
 from .data import (
     CRITEO_ACTIVE,
@@ -25,7 +25,8 @@ from .data import (
 )
 from .fixedpoint import quantize_unit
 from .metrics import decision, evaluate
-from .trace import merge
+from .timing import seconds
+from .trace import Trace, merge
 from .trainers import Progress, TrainConfig, model_length, train
 
 METRIC_ROWS = 16384
@@ -34,9 +35,13 @@ METRIC_ROWS = 16384
 
 @dataclass
 class Emulation:
+    """What one emulation produced: metrics per epoch, the merged trace of all epochs, and the workload and
+    hardware it ran (for pricing the trace and for the cost model's prediction of the same configuration)."""
+
     history: list[dict[str, float]]
-    trace: dict[str, Any]
-    predicted: dict[str, Any] | None
+    trace: Trace
+    workload: Workload
+    hardware: HardwareSpec
 
 
 def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, seed: int, tasklets: int
@@ -103,7 +108,8 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
     cfg = TrainConfig(model=model, optimizer=optimizer, batch_size=hyper.batch_size,
                       global_batch_size=hyper.global_batch_size, learning_rate_shift=hyper.learning_rate_shift,
                       reg_shift=hyper.reg_shift, alpha_shift=hyper.admm_alpha_shift, epochs=epochs,
-                      arithmetic=arithmetic, tasklets=tasklets)
+                      arithmetic=arithmetic, tasklets=tasklets, task_epochs=hyper.task_epochs,
+                      dma_max_bytes=hw.dma_max_bytes)
     workload = Workload(spec, model, optimizer, dpus, tasklets, "weak", epochs, hyper)
     check_capacity(workload, hw)
     k = max(1, min(shards.rows_per_dpu, METRIC_ROWS // dpus))
@@ -115,10 +121,10 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
         train_m = evaluate(decision(xm, shards.layout, weights.coef, weights.intercept), ym, model)
         test_m = evaluate(decision(x_test, shards.layout, weights.coef, weights.intercept), y_test, model)
         history.append({"epoch": epoch, "train_accuracy": train_m["accuracy"], "test_accuracy": test_m["accuracy"],
-                        "loss": test_m["loss"], "auc": test_m["auc"], "emulated_wall_s": tr.seconds(hw)["total"]})
+                        "loss": test_m["loss"], "auc": test_m["auc"], "emulated_wall_s": seconds(tr, hw)["total"]})
 
     result = train(shards, cfg, on_epoch=on_epoch, progress=progress)
-    return Emulation(history, merge(result.traces).to_record(hw), predict(workload, hw).to_record())
+    return Emulation(history, merge(result.traces), workload, hw)
 
 
 ARITHMETICS = ("fixed", "float64")

@@ -13,6 +13,7 @@ from ..specs import DEFAULT_HARDWARE, load_hardware
 from . import fixedpoint as fx
 from .data import ArrayShards, check_labels, ell_from_rows, shard
 from .metrics import decision, evaluate
+from .timing import seconds
 from .trace import Trace, merge
 from .trainers import TrainConfig, train
 
@@ -52,7 +53,8 @@ class _PimLinear:
                            global_batch_size=self.global_batch_size, learning_rate_shift=self.learning_rate_shift,
                            reg_shift=self.reg_shift, alpha_shift=self.alpha_shift, epochs=self.epochs,
                            arithmetic=self.arithmetic, tasklets=self.tasklets, svm_margin=self.svm_margin,
-                           admm_consensus=self.admm_consensus)
+                           admm_consensus=self.admm_consensus,
+                           dma_max_bytes=load_hardware(self.hardware).dma_max_bytes)
 
     def _shards(self, x: Any, y: ArrayLike) -> ArrayShards:
         yb = check_labels(np.asarray(y))
@@ -78,7 +80,7 @@ class _PimLinear:
             z = decision(xs, shards.layout, weights.coef, weights.intercept)
             rec = evaluate(z, ys, self._model)
             self.history_.append({"epoch": epoch, "train_accuracy": rec["accuracy"], "loss": rec["loss"],
-                                  "auc": rec["auc"], "emulated_s": tr.seconds(hw)["total"]})
+                                  "auc": rec["auc"], "emulated_s": seconds(tr, hw)["total"]})
 
         result = train(shards, self._config(), on_epoch=on_epoch)
         coef = result.weights.coef

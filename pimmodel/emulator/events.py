@@ -1,6 +1,8 @@
 """Turn one emulated local step into trace events, following the kernels' control flow
-(``pimmodel.kernelspec.PROFILE``) plus the data-dependent counts measured by the kernels. Every count is
-recorded in its section (``pimmodel.kernelspec.SECTIONS``), as the cost model's ``Section``s split the work."""
+(``pimmodel.kernels.study.PROFILE``) plus the data-dependent counts measured by the kernels. Every count is
+recorded in its section (``pimmodel.kernels.study.SECTIONS``), as the cost model's sections split the work.
+``dma_max_bytes`` is the hardware's largest DMA: transfers larger than it are split, as the kernels built
+for that hardware would."""
 
 from __future__ import annotations
 
@@ -9,18 +11,14 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kernelspec import ERROR, LAUNCH, SAMPLE, STEP, STEP_READS, UPDATE, ZERO
-from ..kernelspec import PROFILE as K
+from ..kernels.study import ERROR, LAUNCH, SAMPLE, STEP, STEP_READS, UPDATE, ZERO
+from ..kernels.study import PROFILE as K
+from ..kernels.vocabulary import blocks
 from .kernels import KernelStats
 from .trace import Trace
 
 SIGMOID_OPS = dict(K.sigmoid_ops)
-"""Soft-float calls of the LR sigmoid (``kernelspec.KernelProfile.sigmoid_ops``)."""
-
-
-def _blocks(total_bytes: int, block: int) -> tuple[int, int]:
-    n = -(-total_bytes // block)
-    return n, total_bytes // n
+"""Soft-float calls of the LR sigmoid (``kernels.study.KernelProfile.sigmoid_ops``)."""
 
 
 def serial_section(tr: Trace, model: str, samples: int) -> None:
@@ -38,7 +36,8 @@ def serial_section(tr: Trace, model: str, samples: int) -> None:
     tr.add("events", "samples", samples, ERROR)
 
 
-def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update: bool, admm: bool) -> None:
+def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update: bool, admm: bool,
+               dma_max_bytes: int) -> None:
     """One local step of the dense kernels on every DPU (b samples of d features)."""
     t, n = tr.tasklets, b * d
     hits = stats.margin_hits.astype(np.float64)
@@ -57,24 +56,24 @@ def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update
     tr.add("ops", "bookkeeping", book + b * t * K.sample_overhead_instructions, SAMPLE)
     tr.add("ops", "bookkeeping", d * K.zero_loop_instructions + t * K.step_overhead_instructions, ZERO)
     d_t = d // t
-    x_n, x_b = _blocks(d_t * K.value_bytes, 2048)
-    blk_n, blk_b = _blocks(d_t * K.value_bytes, K.dense_block_bytes)
+    x_n, x_b = blocks(d_t * K.value_bytes, dma_max_bytes)
+    blk_n, blk_b = blocks(d_t * K.value_bytes, K.dense_block_bytes)
     tr.add("dmas", ("read", x_b, t), b * x_n * t, SAMPLE)
     tr.add("dmas", ("read", blk_b, t), b * 2 * blk_n * t, SAMPLE)
     tr.add("dmas", ("write", blk_b, t), b * blk_n * t, SAMPLE)  # accumulators per sample
     tr.add("dmas", ("write", blk_b, t), blk_n * t, ZERO)
-    _label_events(tr, "dense", update, b)
+    _label_events(tr, "dense", update, b, dma_max_bytes)
     if update:
         _dense_update_events(tr, d, admm, blk_n, blk_b)
     serial_section(tr, model, b)
     _step_events(tr, stats, "dense", update)
 
 
-def _label_events(tr: Trace, layout: str, update: bool, b: int) -> None:
+def _label_events(tr: Trace, layout: str, update: bool, b: int, dma_max_bytes: int) -> None:
     """Tasklet 0 reads the local batch's labels: in one DMA (dense MA / ADMM) or in fixed blocks."""
     block = K.label_block_bytes(layout, update)
     if block == 0:
-        n, each = _blocks(8 * math.ceil(b * K.label_bytes / 8), 2048)
+        n, each = blocks(8 * math.ceil(b * K.label_bytes / 8), dma_max_bytes)
     else:
         n, each = -(-b // (block // K.label_bytes)), block
     tr.add("dmas", ("read", each, 1), n, STEP_READS)
@@ -101,7 +100,7 @@ def _step_events(tr: Trace, stats: KernelStats, layout: str, update: bool) -> No
 
 
 def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_index: int, model: str,
-                update: bool, admm: bool) -> None:
+                update: bool, admm: bool, dma_max_bytes: int) -> None:
     """One local step of the sparse kernels: b samples of z active slots, model length d."""
     t = tr.tasklets
     hits = stats.margin_hits.astype(np.float64) if model == "svm" else float(b)
@@ -124,8 +123,8 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
     writes = stats.acc_writes if stats.acc_writes.size else hits * z
     tr.add("dmas", ("write", K.sparse_access_bytes, conc), writes + b, SAMPLE)  # + the bias accumulator
     tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1, STEP_READS)  # the bias weight, once per step
-    _label_events(tr, "sparse", update, b)
-    zero_n, zero_b = _blocks(d * K.sparse_acc_bytes // t, K.sparse_dense_block_bytes)
+    _label_events(tr, "sparse", update, b, dma_max_bytes)
+    zero_n, zero_b = blocks(d * K.sparse_acc_bytes // t, K.sparse_dense_block_bytes)
     tr.add("dmas", ("write", zero_b, t), zero_n * t, ZERO)
     tr.add("ops", "bookkeeping", zero_n * t * K.dma_loop_instructions
            + t * (K.sparse_dense_block_bytes // K.sparse_acc_bytes) * K.zero_loop_instructions

@@ -1,19 +1,10 @@
-"""Event counts of an emulated run, per DPU section and phase, and their conversion to seconds.
+"""The event store of an emulated run: counts per DPU section, host transfers and parameter-server work.
 
-Every DPU count belongs to a section of the kernels' work (``pimmodel.kernelspec.SECTIONS``: the same
-names and parallel/serial classification as the cost model's ``Section``s). Counters with a DPU axis hold
-per-DPU totals (summed over tasklets for parallel sections); host-side counters are scalars. Seconds come
-from ``pimmodel.primitives`` only, in two views:
-
-- ``wall``: what a production build takes. Per DPU and per section, DMA overlaps compute across tasklets
-  only inside a parallel section (between two barriers): that section is charged max(0, DMA - compute) of
-  its DMA; a serial section (tasklet 0 alone) hides none of its DMA. The exposed DMA summed over sections
-  is ``mram_wram_dma`` (the busiest DPU decides); launches count. As in the cost model (which charges
-  ``count x max(0, dma - compute)`` with mean per-occurrence cycles), the overlap is taken over a section's
-  totals in the trace, which equals the per-occurrence sum whenever every occurrence has the same sign of
-  DMA - compute (always for LR, whose per-occurrence counts do not depend on the data).
-- ``breakdown``: the study's instrumented builds: compute and DMA summed (each the max over DPUs),
-  launch overhead excluded.
+Every DPU count belongs to a section of the kernels' work (``pimmodel.kernels.study.SECTIONS``: the same names
+and parallel/serial classification as the cost model's sections) and is kept in the vocabulary of
+``pimmodel.kernels.vocabulary`` (operation classes, tail operations, DMAs, barriers), one value per DPU.
+Counters with a DPU axis hold per-DPU totals (summed over tasklets for parallel sections); host-side counters
+are scalars. Pricing the counts is ``timing.py``'s job, rendering them ``record.py``'s.
 """
 
 from __future__ import annotations
@@ -25,20 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import primitives as P
-from ..kernelspec import SECTIONS, is_parallel
-from ..specs import HardwareSpec
-
-PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
-OP_CLASSES = ("mul64", "int64_add", "int64_shift", "int32_add", "int32_shift", "float_convert", "float_mul",
-              "float_div", "double_add", "double_div", "bookkeeping")
-"""Instruction classes; ``mul64`` counts calls, ``mul64_bytes`` (separately) the significant operand bytes."""
-_HW_FIELD = {"int64_add": "int64_add_instructions", "int64_shift": "int64_shift_instructions",
-             "int32_add": "int32_add_instructions", "int32_shift": "int32_shift_instructions",
-             "float_convert": "float_convert_instructions", "float_mul": "float_mul_instructions",
-             "float_div": "float_div_instructions", "double_add": "double_add_instructions",
-             "double_div": "double_div_instructions"}
-
+from ..kernels.study import SECTIONS, is_parallel
+from ..kernels.vocabulary import Dma, HostCall, Work
 
 TABLES = ("ops", "tail_ops", "dmas", "events")
 """Per-section tables: ``ops`` op class -> count (issued by all tasklets in a parallel section, by one in a
@@ -49,12 +28,11 @@ section; the others are statistics: samples, serial_sections, steps, margin_hits
 NO_SECTION = ""
 """The section of events that cost nothing (statistics recorded outside the kernels' sections)."""
 
-
-def _vec(n: int) -> NDArray[np.float64]:
-    return np.zeros(n, dtype=np.float64)
-
-
 Table = dict[Any, NDArray[np.float64]]
+
+
+def zeros(n: int) -> NDArray[np.float64]:
+    return np.zeros(n, dtype=np.float64)
 
 
 @dataclass
@@ -87,7 +65,7 @@ class Trace:
         value = target.get(key)
         if value is None:
             self._check_entry(table, section)
-            value = target[key] = _vec(self.dpus)
+            value = target[key] = zeros(self.dpus)
         value += np.asarray(per_dpu, dtype=np.float64)
 
     @staticmethod
@@ -109,6 +87,22 @@ class Trace:
     def host(self, bytes_streamed: float, element_passes: float, threads: int) -> None:
         self.host_bytes[threads] += bytes_streamed
         self.host_element_passes += element_passes
+
+    # ------------------------------------------------------------ the counts in the kernel vocabulary
+    def works(self) -> dict[str, tuple[bool, Work]]:
+        """Per section (in ``SECTIONS`` order): whether it is parallel, and its total ``Work`` per DPU."""
+        out = {}
+        for section in sorted((s for s in self.sections if s != NO_SECTION), key=SECTIONS.index):
+            tables = self.sections[section]
+            dmas = tuple(Dma(direction, size, conc, n) for (direction, size, conc), n in tables["dmas"].items())
+            work = Work(ops=dict(tables["ops"]), tail_ops=dict(tables["tail_ops"]), dmas=dmas,
+                        barriers=tables["events"].get("barriers", 0))
+            out[section] = (is_parallel(section), work)
+        return out
+
+    def host_calls(self) -> list[HostCall]:
+        """The transfer calls of the run (``calls`` each)."""
+        return [HostCall("", b, d == "to_pim", mode, calls) for (d, mode, b), calls in self.transfers.items()]
 
     # ------------------------------------------------------------ totals over sections
     def _total(self, table: str, parallel: bool | None = None) -> Table:
@@ -145,27 +139,9 @@ class Trace:
         """Event name -> count per DPU, all sections."""
         return self._total("events")
 
-    # ------------------------------------------------------------ derived counts
-    def instructions(self, hw: HardwareSpec, serial: bool = False, table: dict[Any, NDArray[np.float64]] | None = None
-                     ) -> dict[str, NDArray[np.float64]]:
-        """Instructions per op class per DPU (the data-dependent 64-bit multiply cost included)."""
-        if table is None:
-            table = self.serial_ops if serial else self.ops
-        out: dict[str, NDArray[np.float64]] = {}
-        for name, count in table.items():
-            if name == "mul64":  # order-independent: mul64_bytes may come first
-                out[name] = out.get(name, _vec(self.dpus)) + P.mul64_instructions(0, hw) * count
-            elif name == "mul64_bytes":
-                out["mul64"] = out.get("mul64", _vec(self.dpus)) + hw.int64_mul_per_byte_instructions * count
-            elif name == "bookkeeping":
-                out[name] = count.copy()
-            else:
-                out[name] = getattr(hw, _HW_FIELD[name]) * count
-        return out
-
     def dma_totals(self) -> dict[str, dict[str, NDArray[np.float64]]]:
         """Per direction: DMA count and bytes per DPU."""
-        res = {d: {"count": _vec(self.dpus), "bytes": _vec(self.dpus)} for d in ("read", "write")}
+        res = {d: {"count": zeros(self.dpus), "bytes": zeros(self.dpus)} for d in ("read", "write")}
         for (direction, size, _), n in self.dmas.items():
             res[direction]["count"] += n
             res[direction]["bytes"] += n * size
@@ -174,128 +150,6 @@ class Trace:
     def host_transfer_bytes(self, to_pim: bool) -> float:
         key = "to_pim" if to_pim else "to_host"
         return float(sum(b * calls for (d, _, b), calls in self.transfers.items() if d == key)) * self.dpus
-
-    # ------------------------------------------------------------ seconds
-    def section_cycles(self, hw: HardwareSpec) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
-        """Per section: (compute cycles, DMA cycles) per DPU."""
-        barrier = P.barrier_cycles(self.tasklets, hw)
-        out = {}
-        for section, tables in self.sections.items():
-            if section == NO_SECTION:
-                continue
-            instructions = sum(self.instructions(hw, table=tables["ops"]).values(), _vec(self.dpus))
-            if is_parallel(section):
-                tail = _vec(self.dpus)
-                for k in sorted({k for _, k in tables["tail_ops"]}):
-                    n = sum(self.instructions(hw, table={c: v for (c, kk), v in tables["tail_ops"].items()
-                                                         if kk == k}).values(), _vec(self.dpus))
-                    instructions = instructions - n
-                    tail = tail + P.issue_cycles(n / k, k, hw)
-                compute = P.issue_cycles(instructions / self.tasklets, self.tasklets, hw) + tail
-            else:
-                compute = P.serial_cycles(instructions, hw)
-            if "barriers" in tables["events"]:
-                compute = compute + tables["events"]["barriers"] * barrier
-            dma = _vec(self.dpus)
-            for (direction, size, conc), n in tables["dmas"].items():
-                dma += n / conc * P.dma_burst_cycles(size, conc, hw, write=direction == "write")
-            out[section] = (compute, dma)
-        return out
-
-    def dpu_cycles(self, hw: HardwareSpec) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """(compute cycles, DMA cycles) per DPU, summed over sections."""
-        compute, dma = _vec(self.dpus), _vec(self.dpus)
-        for c, d in self.section_cycles(hw).values():
-            compute, dma = compute + c, dma + d
-        return compute, dma
-
-    @staticmethod
-    def exposed_dma_cycles(section: str, compute: NDArray[np.float64], dma: NDArray[np.float64]
-                           ) -> NDArray[np.float64]:
-        """DMA cycles of ``section`` not hidden behind its compute (wall view), per DPU."""
-        return np.maximum(dma - compute, 0.0) if is_parallel(section) else dma
-
-    def seconds(self, hw: HardwareSpec, view: str = "wall") -> dict[str, float]:
-        cycles = self.section_cycles(hw)
-        compute, dma, exposed = _vec(self.dpus), _vec(self.dpus), _vec(self.dpus)
-        for section, (c, d) in cycles.items():
-            compute, dma = compute + c, dma + d
-            exposed = exposed + self.exposed_dma_cycles(section, c, d)
-        if view == "wall":
-            c_s = float(P.cycles_to_s(compute.max(), hw))
-            dma_s = float(P.cycles_to_s((compute + exposed).max(), hw)) - c_s
-            launch = self.launches * float(P.launch_s(hw))
-        elif view == "breakdown":
-            c_s, dma_s, launch = float(P.cycles_to_s(compute.max(), hw)), float(P.cycles_to_s(dma.max(), hw)), 0.0
-        else:
-            raise ValueError(f"unknown view {view!r}")
-        out = {"dpu_compute": c_s, "mram_wram_dma": dma_s, "launch": launch,
-               "host_to_pim": self._transfer_s(hw, True), "pim_to_host": self._transfer_s(hw, False),
-               "host_aggregate": self._aggregate_s(hw)}
-        out = {k: out[k] for k in PHASES}
-        out["total"] = sum(out.values())
-        return out
-
-    def section_seconds(self, hw: HardwareSpec) -> dict[str, dict[str, Any]]:
-        """Per section (in ``kernelspec.SECTIONS`` order): parallel or not, and compute, DMA and exposed DMA
-        seconds (max and mean over DPUs). The wall view's ``mram_wram_dma`` is the busiest DPU's kernel time
-        (compute + exposed DMA summed over sections) minus the busiest DPU's compute."""
-        def stat(cycles: NDArray[np.float64]) -> dict[str, float]:
-            s = np.asarray(P.cycles_to_s(cycles, hw), dtype=np.float64)
-            return {"max": float(s.max()), "mean": float(s.mean())}
-
-        cycles = self.section_cycles(hw)
-        out = {}
-        for section in sorted(cycles, key=SECTIONS.index):
-            c, d = cycles[section]
-            out[section] = {"parallel": is_parallel(section), "dpu_compute_s": stat(c), "mram_wram_dma_s": stat(d),
-                            "mram_wram_dma_exposed_s": stat(self.exposed_dma_cycles(section, c, d))}
-        return out
-
-    def _transfer_s(self, hw: HardwareSpec, to_pim: bool) -> float:
-        key = "to_pim" if to_pim else "to_host"
-        return float(sum(calls * P.host_transfer_s(b, self.dpus, hw, to_pim, mode)
-                         for (d, mode, b), calls in self.transfers.items() if d == key))
-
-    def _aggregate_s(self, hw: HardwareSpec) -> float:
-        stream = sum(float(P.host_reduce_s(b, t, hw)) for t, b in self.host_bytes.items())
-        return stream + sum(n * float(P.thread_start_s(t, hw)) for t, n in self.thread_starts.items())
-
-    # ------------------------------------------------------------ reporting
-    def to_record(self, hw: HardwareSpec) -> dict[str, Any]:
-        """Plain JSON-ready record: per-phase counts (per DPU max and mean), seconds in both views, and per
-        section the busiest DPU's compute, DMA and exposed DMA seconds."""
-        def stat(v: NDArray[np.float64]) -> dict[str, float]:
-            return {"max": float(v.max()), "mean": float(v.mean())}
-
-        dma = self.dma_totals()
-        ops = self.ops
-        return {
-            "dpus": self.dpus, "tasklets": self.tasklets, "epochs": self.epochs, "rounds": self.rounds,
-            "dpu_compute": {
-                "instructions_parallel": {k: stat(v) for k, v in self.instructions(hw).items()},
-                "instructions_serial": {k: stat(v) for k, v in self.instructions(hw, serial=True).items()},
-                "mul64_significant_bytes": stat(ops.get("mul64_bytes", _vec(self.dpus))),
-                "events": {k: stat(v) for k, v in self.events.items()},
-            },
-            "mram_wram_dma": {
-                d: {"count": stat(v["count"]), "bytes": stat(v["bytes"])} for d, v in dma.items()
-            } | {"by_size": [{"direction": d, "bytes": s, "concurrent": c, "count": stat(n)}
-                             for (d, s, c), n in sorted(self.dmas.items())]},
-            "host_to_pim": self._transfer_record(True),
-            "pim_to_host": self._transfer_record(False),
-            "host_aggregate": {"bytes_streamed": float(sum(self.host_bytes.values())),
-                               "element_passes": self.host_element_passes,
-                               "thread_starts": {str(k): v for k, v in self.thread_starts.items()}},
-            "launch": {"launches": self.launches},
-            "seconds": {"wall": self.seconds(hw, "wall"), "breakdown": self.seconds(hw, "breakdown")},
-            "sections": self.section_seconds(hw),
-        }
-
-    def _transfer_record(self, to_pim: bool) -> dict[str, Any]:
-        key = "to_pim" if to_pim else "to_host"
-        calls = [{"mode": m, "bytes_per_dpu": b, "calls": n} for (d, m, b), n in self.transfers.items() if d == key]
-        return {"calls": calls, "bytes": self.host_transfer_bytes(to_pim)}
 
 
 def merge(traces: list[Trace]) -> Trace:

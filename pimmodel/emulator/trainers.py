@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
-from ..kernelspec import PROFILE as K
+from ..kernels.study import PROFILE as K
 from . import events as ev
 from . import fixedpoint as fx
 from . import host
@@ -46,6 +46,10 @@ class TrainConfig:
     """'artifact' (2^-15, as the kernels) or 'intended' (0.5, as the comments and baselines)."""
     admm_consensus: str = "artifact"
     """'artifact' (the SVM z scale missing a factor N) or 'intended'."""
+    task_epochs: int = 1
+    """ADMM: local passes over the shard per global epoch (the artifact's ``task_epochs``)."""
+    dma_max_bytes: int = 2048
+    """The hardware's largest MRAM<->WRAM DMA (a kernel build parameter: larger transfers are split)."""
 
     def kernel(self) -> kn.KernelConfig:
         margin = kn.SVM_MARGIN_Q31 if self.svm_margin == "artifact" else kn.SVM_MARGIN_INTENDED_Q31
@@ -143,7 +147,7 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     if st.dense:
         fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
         acc, bacc, stats = fn(w, bias, x, y, kc)
-        ev.dense_step(tr, stats, b, st.d, cfg.model, update, admm)
+        ev.dense_step(tr, stats, b, st.d, cfg.model, update, admm, cfg.dma_max_bytes)
         if not update:
             return acc, bacc
         if st.fixed:
@@ -157,7 +161,7 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
         sacc, stats = kn.sparse_batch_fixed(w, x, y, st.bias_index, kc)
     else:
         facc, stats = kn.sparse_batch_float(w, x, y, st.bias_index, kc)
-    ev.sparse_step(tr, stats, b, x.shape[2], st.d, st.bias_index, cfg.model, update, admm)
+    ev.sparse_step(tr, stats, b, x.shape[2], st.d, st.bias_index, cfg.model, update, admm, cfg.dma_max_bytes)
     if not update:
         return (sacc if st.fixed else facc), None
     if st.fixed:
@@ -263,11 +267,12 @@ def _admm_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int
     _model_calls(tr, st, to_pim=True, vectors=2)
     ev.launch(tr, st.dense)
     w, bias = st.w_local, st.b_local
-    for s in range(steps):
-        w, nb = _local_step(st, shards, cfg, s * b, b, w, bias, tr, update=True)
-        bias = nb if st.dense else bias
-        if progress is not None:
-            progress(1, steps)
+    for _ in range(cfg.task_epochs):  # one launch runs every local pass
+        for s in range(steps):
+            w, nb = _local_step(st, shards, cfg, s * b, b, w, bias, tr, update=True)
+            bias = nb if st.dense else bias
+            if progress is not None:
+                progress(1, steps * cfg.task_epochs)
     _model_calls(tr, st, to_pim=False)
     st.w_local, st.b_local = w, bias
     intended = cfg.admm_consensus == "intended"

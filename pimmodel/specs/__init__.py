@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import SpecError, unknown
+from ..resources import data_dir
 from .hardware import FIELDS, TOPOLOGIES, HardwareSpec, load_file, to_toml
 from .workload import (
     CRITEO,
@@ -27,10 +28,7 @@ DEFAULT_HARDWARE = "upmem-2556"
 
 def hardware_dir() -> Path:
     """Where the shipped hardware files live (``PIMMODEL_HARDWARE_DIR`` overrides)."""
-    env = os.environ.get("PIMMODEL_HARDWARE_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "hardware_specs"
+    return data_dir("hardware_specs")
 
 
 def hardware_names() -> list[str]:

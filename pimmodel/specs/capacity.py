@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CapacityError, SpecError
-from ..kernelspec import PROFILE as K
+from ..kernels.study import PROFILE as K
 from ..units import MiB
 from .hardware import HardwareSpec
 from .workload import Workload

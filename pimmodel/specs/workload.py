@@ -98,7 +98,7 @@ class HyperParams:
     reg_shift: int
     admm_alpha_shift: int = 0
     task_epochs: int = 1
-    """ADMM local passes per global epoch."""
+    """ADMM local passes over the shard per global epoch (the artifact's ``task_epochs``)."""
 
     def __post_init__(self) -> None:
         for key in ("batch_size", "global_batch_size", "task_epochs"):
@@ -196,9 +196,14 @@ class Workload:
         return self.hp.batch_size
 
     @property
+    def local_epochs(self) -> int:
+        """Passes over its shard each DPU makes per global epoch (ADMM's ``task_epochs``; 1 otherwise)."""
+        return self.hp.task_epochs if self.optimizer == "admm" else 1
+
+    @property
     def steps_per_epoch(self) -> int:
         """Local steps (mini-batches) per DPU per epoch."""
-        return self.rows_per_dpu // self.local_batch
+        return self.local_epochs * self.rows_per_dpu // self.local_batch
 
     @property
     def rounds_per_epoch(self) -> int:

@@ -13,7 +13,10 @@ import time
 
 import numpy as np
 
-from pimmodel.costmodel import PHASES, evaluate, phases_for_view, predict
+from support import raw
+
+from pimmodel.api import predict
+from pimmodel.phases import PHASES, in_view
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
 
 
@@ -41,7 +44,7 @@ def test_vectorized_batch_throughput() -> None:
               "dma_read_latency_cycles": rng.uniform(20, 200, n), "launch_overhead_s": rng.uniform(1e-5, 1e-3, n),
               "int64_mul_per_byte_instructions": rng.uniform(0, 30, n)}
     def epoch_s() -> np.ndarray:
-        phases = phases_for_view(evaluate(w, values), "wall")
+        phases = in_view(raw(w, values), "wall")
         return sum(np.asarray(phases[p]) for p in PHASES)
 
     epoch_s()

@@ -9,9 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pimmodel.calibration import Observation, fit_layout, model_phases
 from pimmodel.calibration.design import DesignPoint
+from pimmodel.calibration.observations import Observation, model_phases
 from pimmodel.specs import load_hardware
+
+
+def fit_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """``pimmodel.calibration.fit.fit_layout``, imported when a test runs (scipy.optimize is slow to import)."""
+    from pimmodel.calibration.fit import fit_layout as fit
+
+    return fit(*args, **kwargs)
 
 UPMEM = load_hardware("upmem-2556")
 # UPMEM's 64-bit multiply is straight-line code, so the multiply-byte coefficients do not enter its time.

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pimmodel.calibration import calibrate, load_calibration, read_calibration, tiny_design
-from pimmodel.calibration.fit import FIT_PHASES
-from pimmodel.calibration.interval import interval
+from pimmodel.calibration.design import tiny_design
+from pimmodel.calibration.result import load_calibration, read_calibration
 from pimmodel.calibration.result import SCHEMA_VERSION, SHIPPED_PATH
-from pimmodel.costmodel.predict import PHASES, predict
+from pimmodel.api import predict, predict_interval
+from pimmodel.costmodel import predict as predict_with
+from pimmodel.phases import PHASES
 from pimmodel.errors import SpecError
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
 
@@ -20,6 +21,8 @@ HW = load_hardware("upmem-2556")
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path]:
+    from pimmodel.calibration.run import calibrate  # scipy.optimize loads when the test runs, not at collection
+
     points = [p for p in tiny_design() if p.optimizer == "ma-sgd"]
     result = calibrate(points, HW, label="tiny test calibration")
     path = result.write(tmp_path_factory.mktemp("cal") / "tiny.json")
@@ -33,8 +36,8 @@ def test_round_trip_predicts_the_same_numbers(tiny: tuple) -> None:
     for key, fit in result.fits.items():
         assert loaded.fits[key].as_dict() == fit.as_dict()
     for w in (Workload(YFCC, "lr", "ma-sgd", 256), Workload(CRITEO, "svm", "ma-sgd", 256)):
-        from_file = predict(w, HW, calibration=str(path)).to_record()
-        from_memory = predict(w, HW, coefficients=result.coefficients_for(w)).to_record()
+        from_file = predict(w, HW, calibration=path).to_record()
+        from_memory = predict_with(w, HW, result.coefficients_for(w), calibration=result.label).to_record()
         assert from_file["per_epoch_s"] == from_memory["per_epoch_s"]
         assert from_file["calibration"] == "tiny test calibration"
 
@@ -48,6 +51,8 @@ def test_calibration_file_has_provenance(tiny: tuple) -> None:
         assert key in prov
     assert data["design"] and all("stats" in d and "reference_s" in d for d in data["design"])
     # least squares minimises the squared relative errors of the fitted phases together: their sum cannot grow
+    from pimmodel.calibration.fit import FIT_PHASES
+
     def ssr(errors: dict) -> float:
         return sum(errors[p]["rms"] ** 2 * errors[p]["count"] for p in FIT_PHASES)
 
@@ -78,10 +83,10 @@ def test_bad_calibration_file_is_a_spec_error(tmp_path: Path) -> None:
 def test_interval_brackets_the_prediction() -> None:
     w = Workload(YFCC, "svm", "ma-sgd", 2048)
     point = predict(w, HW).to_record()["per_epoch_s"]
-    band = interval(w, HW)["per_epoch_s"]
+    band = predict_interval(w, HW)["per_epoch_s"]
     for p in (*PHASES, "total"):
         lo, hi = band[p]
         assert lo <= point[p] * (1 + 1e-9) and point[p] <= hi * (1 + 1e-9)
     assert band["dpu_compute"][1] > band["dpu_compute"][0]
-    flat = interval(w, HW, calibration="defaults")["per_epoch_s"]["total"]
+    flat = predict_interval(w, HW, calibration="defaults")["per_epoch_s"]["total"]
     assert flat[0] == flat[1]

@@ -74,8 +74,10 @@ def test_scale_json_and_plot(tmp_path: Path) -> None:
 
 def test_equations_and_specs() -> None:
     p = run("equations", "--optimizer", "admm", "--model", "lr", "--json")
-    exprs = json.loads(p.stdout)["expressions"]
-    assert "dpu_clock_hz" in exprs["dpu_compute"] and set(PHASES) <= set(exprs)
+    record = json.loads(p.stdout)
+    assert set(PHASES) <= set(record["phases"])
+    assert "dpu_clock_hz" in record["phases"]["dpu_compute"]["equation"]
+    assert all(t in record["terms"] for eq in record["phases"].values() for t in eq["terms"])
     assert "\\frac" in run("equations", "--latex").stdout
     names = [h["name"] for h in json.loads(run("specs", "list", "--json").stdout)["hardware"]]
     assert "upmem-2556" in names

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from pimmodel import primitives as P
-from pimmodel.costmodel import PHASES, evaluate
-from pimmodel.emulator.api import emulate
+from support import raw
+
+from pimmodel.api import emulate
+from pimmodel.phases import PHASES
 from pimmodel.specs import CRITEO, YFCC, HyperParams, Workload, load_hardware
 from pimmodel.specs.hardware import to_toml
 
@@ -38,8 +40,8 @@ def test_upmem_specs_default_to_the_study_parallel_push() -> None:
 @pytest.mark.parametrize("dataset,model,optimizer", CONFIGS)
 def test_flag_0_is_the_parallel_push_and_flag_1_the_broadcast(upmem, dataset, model, optimizer) -> None:
     w = Workload(dataset, model, optimizer, 2048)
-    off = {k: float(v) for k, v in evaluate(w, upmem.numeric()).items()}
-    on = {k: float(v) for k, v in evaluate(w, {**upmem.numeric(), "broadcast_identical_pushes": 1.0}).items()}
+    off = {k: float(v) for k, v in raw(w, upmem.numeric()).items()}
+    on = {k: float(v) for k, v in raw(w, {**upmem.numeric(), "broadcast_identical_pushes": 1.0}).items()}
     # flag 0: exactly the study's parallel pushes (to the last bit but for summation order)
     assert off["host_to_pim"] == pytest.approx(_pushes(w, upmem, "parallel"), rel=1e-12)
     if optimizer == "admm":
@@ -54,14 +56,14 @@ def test_flag_0_is_the_parallel_push_and_flag_1_the_broadcast(upmem, dataset, mo
 @pytest.mark.parametrize("topology", TOPOLOGIES[1:])
 def test_links_replace_the_pushes_so_the_flag_does_not_matter(upmem, topology) -> None:
     w = Workload(YFCC, "lr", "ma-sgd", 2048)
-    off = evaluate(w, upmem.numeric(), topology=topology)
-    on = evaluate(w, {**upmem.numeric(), "broadcast_identical_pushes": 1.0}, topology=topology)
+    off = raw(w, upmem.numeric(), topology=topology)
+    on = raw(w, {**upmem.numeric(), "broadcast_identical_pushes": 1.0}, topology=topology)
     assert all(np.array_equal(off[p], on[p]) for p in PHASES)
 
 
 def test_flag_is_vectorized_in_one_compiled_call(upmem) -> None:
     w = Workload(CRITEO, "lr", "ga-sgd", 2048)
-    both = evaluate(w, {**upmem.numeric(), "broadcast_identical_pushes": np.array([0.0, 1.0])})
+    both = raw(w, {**upmem.numeric(), "broadcast_identical_pushes": np.array([0.0, 1.0])})
     assert both["host_to_pim"][1] < both["host_to_pim"][0]
 
 

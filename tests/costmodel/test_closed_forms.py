@@ -5,9 +5,13 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from pimmodel.costmodel import predict
+from support import raw_floats
+
+from pimmodel.api import predict
 from pimmodel.costmodel.common import dense_sample, error_section
 from pimmodel.costmodel.symbols import COEF, HW, WL
+from pimmodel.costmodel.terms import Terms
+from pimmodel.kernels import pricing
 from pimmodel.specs import CRITEO, YFCC, Workload
 
 
@@ -18,6 +22,15 @@ def _subs(expr, hw, **workload):
     return float(sympy.sympify(expr).subs(values))
 
 
+def _priced(build, *args):
+    """(compute cycles, DMA cycles, DMAs) of one occurrence of the section ``build(terms, *args)`` builds."""
+    t = Terms()
+    s = build(t, *args)
+    compute = t.expand(pricing.compute_cycles(s.work, s.parallel, WL.tasklets, HW))
+    dma = t.expand(pricing.dma_cycles(s.work, HW))
+    return compute, dma, t.expand(s.work.dma_totals("read")[0] + s.work.dma_totals("write")[0])
+
+
 YFCC_DPU = {"tasklets": 16, "features": 4096, "bytes_per_value": 4, "local_batch": 8, "rows_per_dpu": 3328}
 
 
@@ -25,8 +38,8 @@ def test_dense_lr_sample_compute_cycles(upmem) -> None:
     # per tasklet 256 features; dot: 132 (mul64, straight-line __muldi3) + 4 (shift64) + 2 (add64) + 5 loop
     # = 143; grad: 132 + 4 + 1 (add32) + 7 loop = 144; + 24 per-sample overhead
     # => (256*143 + 256*144 + 24) instructions per tasklet x max(11, 16) cycles = 1,175,936
-    section = dense_sample("lr", sympy.Integer(1))
-    assert _subs(section.compute_cycles, upmem, **YFCC_DPU) == pytest.approx(1_175_936)
+    compute, _, _ = _priced(dense_sample, "lr", sympy.Integer(1))
+    assert _subs(compute, upmem, **YFCC_DPU) == pytest.approx(1_175_936)
 
 
 def test_dense_sample_dma_cycles(upmem) -> None:
@@ -34,16 +47,16 @@ def test_dense_sample_dma_cycles(upmem) -> None:
     # X: one burst of 16 x 1024 B: 77 + 512 + 15*(31 + 512) = 8,734
     # w and accumulators: 4 bursts of 16 x 512 B: 4 * (77 + 256 + 15*(31 + 256)) = 18,552
     # accumulator write-back: 2 bursts: 2 * (61 + 256 + 15*287) = 9,244      => 36,530 cycles per sample
-    s = dense_sample("lr", sympy.Integer(1))
-    assert _subs(s.read_cycles + s.write_cycles, upmem, **YFCC_DPU) == pytest.approx(36_530)
-    assert _subs(s.read_dmas + s.write_dmas, upmem, **YFCC_DPU) == 112  # reference §3.1: 112 DMAs per sample
+    _, dma, dmas = _priced(dense_sample, "lr", sympy.Integer(1))
+    assert _subs(dma, upmem, **YFCC_DPU) == pytest.approx(36_530)
+    assert _subs(dmas, upmem, **YFCC_DPU) == 112  # reference §3.1: 112 DMAs per sample
 
 
 def test_lr_serial_section_cycles(upmem) -> None:
     # tasklet 0 alone (11 cycles per instruction): reduce 16 * (2 + 3) = 80; sigmoid 4*30 (conversions)
     # + 3*178 (float mul; / 2^31 compiles to a multiply) + 100 (double add) + 2185 (double div) + 40 = 2,979
     # => 11 * 3,059 = 33,649, plus 2 barriers of 16*12*11 = 2,112 each => 37,873 cycles
-    assert _subs(error_section("lr", sympy.Integer(1)).compute_cycles, upmem, tasklets=16) == pytest.approx(37_873)
+    assert _subs(_priced(error_section, "lr", sympy.Integer(1))[0], upmem, tasklets=16) == pytest.approx(37_873)
 
 
 def test_ma_sgd_host_to_pim_one_rank(upmem) -> None:
@@ -93,9 +106,7 @@ def test_criteo_ma_sgd_dma_counts(upmem) -> None:
     # 39 + 1 accumulator reads (8 B), 1 LUT entry (8 B); per step (96 at 2048 DPUs, b = 2048): labels
     # 2048/128 = 16 x 512 B, the bias weight (8 B), the update sweep up to the bias slot:
     # ceil(1,000,001 / 128) = 7,813 blocks (15 x 489 + 478) of w (512 B) and accumulators (1024 B)
-    from pimmodel.costmodel.predict import evaluate
-
-    raw = evaluate(Workload(CRITEO, "lr", "ma-sgd", 2048), upmem.numeric())
+    raw = raw_floats(Workload(CRITEO, "lr", "ma-sgd", 2048), upmem)
     steps = 196_608 // 2048
     reads = 196_608 * (16 + 39 + 40 + 1) + steps * (16 + 1 + 2 * 7_813)
     read_bytes = 196_608 * (7 * 16 + 9 * 8 + 8 * 80) + steps * (16 * 512 + 8 + 7_813 * (512 + 1024))

@@ -7,7 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pimmodel.costmodel import PHASES, evaluate, phases_for_view, predict
+from support import raw
+
+from pimmodel.api import predict
+from pimmodel.phases import PHASES, in_view
 from pimmodel.specs import CRITEO, YFCC, Workload
 
 CONFIGS = [(ds, m, o) for ds in (YFCC, CRITEO) for m in ("lr", "svm") for o in ("ma-sgd", "ga-sgd", "admm")]
@@ -20,7 +23,7 @@ dpus = st.sampled_from([256, 512, 1024, 2048])
 
 
 def _total(w, values, view="wall"):
-    phases = phases_for_view(evaluate(w, values), view)
+    phases = in_view(raw(w, values), view)
     return sum(phases[p] for p in PHASES)
 
 
@@ -48,7 +51,7 @@ def test_every_phase_is_non_negative(upmem, cfg, n, factors, view) -> None:
     base = upmem.numeric()
     fields = SPEEDUP_FIELDS + SLOWDOWN_FIELDS
     values = {**base, **{f: base[f] * x for f, x in zip(fields, factors, strict=False)}}
-    phases = phases_for_view(evaluate(w, values), view)
+    phases = in_view(raw(w, values), view)
     assert all(float(phases[p]) >= 0 for p in PHASES)
 
 
@@ -70,9 +73,9 @@ def test_breakdown_phases_sum_to_total(upmem, study_workload) -> None:
 def test_vectorized_equals_scalar(upmem) -> None:
     w = Workload(YFCC, "lr", "ma-sgd", 1024)
     clocks = np.array([200e6, 350e6, 500e6])
-    batch = evaluate(w, {**upmem.numeric(), "dpu_clock_hz": clocks})
+    batch = raw(w, {**upmem.numeric(), "dpu_clock_hz": clocks})
     for i, clock in enumerate(clocks):
-        single = evaluate(w, {**upmem.numeric(), "dpu_clock_hz": clock})
+        single = raw(w, {**upmem.numeric(), "dpu_clock_hz": clock})
         assert batch["dpu_compute"][i] == pytest.approx(float(single["dpu_compute"]))
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pimmodel import primitives as P
-from pimmodel.costmodel.predict import evaluate
-from pimmodel.kernelspec import PROFILE as K
+from support import raw_floats
+
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
 
 CONFIGS = [(ds, m, o) for ds in (YFCC, CRITEO) for m in ("lr", "svm") for o in ("ma-sgd", "ga-sgd", "admm")]
@@ -14,20 +13,21 @@ FAST = {"link_bytes_per_s": 100e9, "link_latency_s": 1e-8}
 
 
 def _raw(w: Workload, hw):  # type: ignore[no-untyped-def]
-    return {k: float(v) for k, v in evaluate(w, hw.numeric(), topology=hw.link_topology).items()}
+    return raw_floats(w, hw)
 
 
 def test_host_path_matches_its_closed_form() -> None:
-    """MA-SGD on YFCC, topology none: per round the host pushes w (4d B) and the bias (8 B) to every DPU,
-    pulls both back, and streams the N x d int32 models once with 17 threads (created and joined)."""
+    """MA-SGD on YFCC at 2,048 DPUs (32 ranks), topology none, by hand from upmem-2556.toml: 416 rounds; per round
+    two push calls (w: 16,384 B, the bias: 8 B per DPU) at 30 us each + bytes / (6.68 GB/s x 32^0.75), two pulls
+    at 4.74 GB/s x 32^0.75, and one stream over the 2,048 x 4,096 int32 models by 17 threads (16 cores x 5 GB/s
+    = 80 GB/s, below the 100 GB/s memory cap) plus 17 x 15 us of pthread create/join."""
     hw = load_hardware("upmem-2556")
     w = Workload(YFCC, "lr", "ma-sgd", 2048)
     raw = _raw(w, hw)
-    rounds, n, d = w.rows_per_dpu / w.local_batch, w.dpus, YFCC.features
-    push = P.host_transfer_s(4 * d, n, hw, True) + P.host_transfer_s(8, n, hw, True)
-    pull = P.host_transfer_s(4 * d, n, hw, False) + P.host_transfer_s(8, n, hw, False)
-    threads = K.dense_host_threads
-    aggregate = P.host_reduce_s(K.ma_host_passes * n * d * 4, threads, hw) + P.thread_start_s(threads, hw)
+    rounds, ranks = 416, 32**0.75
+    push = 2 * 30e-6 + 2048 * (16_384 + 8) / (6.68e9 * ranks)
+    pull = 2 * 30e-6 + 2048 * (16_384 + 8) / (4.74e9 * ranks)
+    aggregate = 2048 * 4096 * 4 / 80e9 + 17 * 15e-6
     assert raw["host_to_pim"] == pytest.approx(rounds * push, rel=1e-12)
     assert raw["pim_to_host"] == pytest.approx(rounds * pull, rel=1e-12)
     assert raw["host_aggregate"] == pytest.approx(rounds * aggregate, rel=1e-12)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pimmodel.costmodel import predict
+from pimmodel.api import predict
 from pimmodel.dse.objective import Evaluator
 from pimmodel.dse.space import from_mapping
 from pimmodel.dse.study import objective_function

@@ -9,8 +9,11 @@ import sys
 
 import pytest
 
-from pimmodel.costmodel.predict import PHASES, evaluate, phases_for_view
+from support import raw
+
+from pimmodel.calibration.result import coefficients_for
 from pimmodel.dse.sensitivity import elasticities
+from pimmodel.phases import PHASES, in_view
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
 from pimmodel.specs.hardware import FIELD_BY_NAME
 
@@ -19,7 +22,7 @@ CASES = [(YFCC, "lr", "ma-sgd", "none", "wall"), (CRITEO, "svm", "ga-sgd", "none
 
 
 def _total(w: Workload, values: dict[str, float], topology: str, view: str) -> float:
-    return float(sum(phases_for_view(evaluate(w, values, topology=topology), view).values()))
+    return float(sum(in_view(raw(w, values, topology=topology), view).values()))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}-{c[3]}-{c[4]}")
@@ -27,7 +30,7 @@ def test_elasticities_match_finite_differences(case) -> None:  # type: ignore[no
     ds, model, optimizer, topology, view = case
     hw = load_hardware("upmem-2556").replace(link_topology=topology, link_bytes_per_s=4e9, link_latency_s=1e-6)
     w = Workload(ds, model, optimizer, 2048)
-    record = elasticities(w, hw, view)
+    record = elasticities(w, hw, coefficients_for(w), view)
     assert record["epoch_s"] == pytest.approx(sum(record["phases_s"].values()))
     checked = 0
     h = 1e-6
@@ -49,7 +52,7 @@ def test_phase_elasticities_of_a_pure_bandwidth_term() -> None:
     """pim_to_host = rounds (c + b N / (B_pull R^x)): its elasticity w.r.t. B_pull is minus the bandwidth share."""
     hw = load_hardware("upmem-2556")
     w = Workload(CRITEO, "lr", "ga-sgd", 2048)
-    rows = {r["parameter"]: r for r in elasticities(w, hw)["elasticities"]}
+    rows = {r["parameter"]: r for r in elasticities(w, hw, coefficients_for(w))["elasticities"]}
     e = rows["pull_bytes_per_s_per_rank"]["phases"]["pim_to_host"]
     overhead = rows["transfer_call_overhead_s"]["phases"]["pim_to_host"]
     assert e == pytest.approx(-(1 - overhead), rel=1e-9)

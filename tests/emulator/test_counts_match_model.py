@@ -1,7 +1,7 @@
 """The emulator's MRAM<->WRAM DMA counts and bytes equal the cost model's closed forms exactly, for every
 optimizer x model x layout, and so do the control-flow-determined instruction counts (serial section,
 barriers, and for LR, where no count depends on the data, the whole DPU compute time) and the wall view's
-exposed DMA (DMA hidden behind compute only inside a parallel section, ``kernelspec.SECTIONS``).
+exposed DMA (DMA hidden behind compute only inside a parallel section, ``kernels.study.SECTIONS``).
 
 Small configurations: the sparse cases use 20,000 hashed features (model length 20,480, bias slot 20,000,
 so the update sweep stops inside the last tasklet's slice as in Criteo) and a local batch that is not a
@@ -15,15 +15,19 @@ import numpy as np
 import pytest
 import sympy
 
+from support import raw_floats
+
+from pimmodel.api import emulate
 from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
 from pimmodel.costmodel.common import error_section
-from pimmodel.costmodel.predict import evaluate
 from pimmodel.costmodel.symbols import HW, WL
-from pimmodel.emulator.api import emulate
+from pimmodel.costmodel.terms import Terms
+from pimmodel.emulator.timing import section_cycles
 from pimmodel.emulator.trace import Trace
 from pimmodel.emulator.trainers import model_length
-from pimmodel.kernelspec import PROFILE as K
-from pimmodel.kernelspec import SAMPLE, SECTIONS, ZERO, is_parallel
+from pimmodel.kernels import pricing
+from pimmodel.kernels.study import PROFILE as K
+from pimmodel.kernels.study import SAMPLE, SECTIONS, ZERO, is_parallel
 from pimmodel.specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
 
 DPUS = 4
@@ -40,8 +44,7 @@ def _run(layout: str, model: str, optimizer: str):
                   samples_per_dpu=ROWS[layout], features=FEATURES[layout])
     w = Workload(_spec(layout), model, optimizer, DPUS, 16, "weak", 1, hyper)
     hw = load_hardware("upmem-2556")
-    raw = evaluate(w, hw.numeric(), _coefficients(res.trace, model, layout))
-    return res.trace, w, hw, {k: float(np.asarray(v)) for k, v in raw.items()}
+    return res.trace, w, hw, raw_floats(w, hw, coefficients=_coefficients(res.trace, model, layout))
 
 
 def _spec(layout: str) -> DatasetSpec:
@@ -90,12 +93,14 @@ def test_control_flow_instruction_counts_equal_cost_model(layout, model, optimiz
                                   + w.steps_per_epoch * K.step_barriers(layout, update)
                                   + w.rounds_per_epoch * K.barriers_per_launch)
     # the serial section of tasklet 0 (reduction + sigmoid or margin test), in cycles per epoch
-    section = error_section(model, sympy.Integer(1))
+    terms = Terms()
+    section = error_section(terms, model, sympy.Integer(1))
+    cycles = terms.expand(pricing.compute_cycles(section.work, section.parallel, WL.tasklets, HW))
     values = {getattr(HW, k): v for k, v in hw.numeric().items()} | {WL.tasklets: 16}
     barriers = K.barriers_per_sample * 16 * hw.barrier_instructions_per_tasklet * hw.revolver_interval_cycles
     serial = sum(v["max"] for v in tr["dpu_compute"]["instructions_serial"].values())
     assert serial * hw.revolver_interval_cycles == pytest.approx(
-        w.rows_per_dpu * (float(section.compute_cycles.subs(values)) - barriers), rel=1e-12)
+        w.rows_per_dpu * (float(cycles.subs(values)) - barriers), rel=1e-12)
     if model == "lr":  # no LR instruction stream depends on the data: the whole DPU compute time is equal
         assert tr["seconds"]["wall"]["dpu_compute"] == pytest.approx(raw["dpu_compute"], rel=1e-12)
 
@@ -106,7 +111,7 @@ def test_tail_ops_charge_the_busier_tasklets() -> None:
     tr = Trace(1, 16)
     tr.add("ops", "bookkeeping", 39, SAMPLE)
     tr.add("tail_ops", ("bookkeeping", 7), 7, SAMPLE)
-    compute, _ = tr.dpu_cycles(hw)
+    _, compute, _ = section_cycles(tr, hw)[SAMPLE]
     assert compute[0] == pytest.approx(32 + 7 / 7 * max(hw.revolver_interval_cycles, 7))
 
 
@@ -148,8 +153,7 @@ def test_criteo_like_zeroing_sweep_is_exposed_in_the_wall_view() -> None:
     spec = replace(CRITEO, name="synthetic-criteo", features=model_length(1_000_000, 16), bias_index=1_000_000,
                    rows_per_dpu_weak=2048)
     w = Workload(spec, "lr", "ma-sgd", DPUS, 16, "weak", 1, hyper)
-    raw = {k: float(np.asarray(v)) for k, v in evaluate(w, load_hardware("upmem-2556").numeric(),
-                                                        _coefficients(tr, "lr", "sparse")).items()}
+    raw = raw_floats(w, load_hardware("upmem-2556"), coefficients=_coefficients(tr, "lr", "sparse"))
     wall, breakdown = tr["seconds"]["wall"], tr["seconds"]["breakdown"]
     assert wall["mram_wram_dma"] == pytest.approx(raw["mram_wram_dma_exposed"], rel=1e-12)
     assert breakdown["mram_wram_dma"] == pytest.approx(raw["mram_wram_dma"], rel=1e-12)

@@ -3,7 +3,7 @@
 
 import pytest
 
-from pimmodel.emulator.api import emulate
+from pimmodel.api import emulate
 from pimmodel.emulator.data import read_svmlight, read_svmlight_data, synthetic_sparse
 from pimmodel.errors import DataError, PimModelError
 from pimmodel.specs import HyperParams

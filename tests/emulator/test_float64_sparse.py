@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pimmodel.emulator.api import emulate
+from pimmodel.api import emulate
 from pimmodel.specs import HyperParams
 
 

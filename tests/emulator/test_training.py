@@ -2,11 +2,6 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import MinMaxScaler
-from sklearn.svm import LinearSVC
 
 from pimmodel.emulator.data import shard
 from pimmodel.emulator.estimator import PimLogisticRegression, PimSVM
@@ -15,6 +10,11 @@ from pimmodel.emulator.trainers import TrainConfig, train
 
 @pytest.fixture(scope="module")
 def cancer():
+    # scikit-learn loads when the tests run, not at collection
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import MinMaxScaler
+
     x, y = load_breast_cancer(return_X_y=True)
     xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.25, random_state=0, stratify=y)
     sc = MinMaxScaler().fit(xtr)
@@ -28,6 +28,9 @@ OPT = {"ma-sgd": dict(batch_size=2), "ga-sgd": dict(global_batch_size=8), "admm"
 @pytest.mark.parametrize("optimizer", ["ma-sgd", "ga-sgd", "admm"])
 @pytest.mark.parametrize("model", ["lr", "svm"])
 def test_fixed_point_close_to_sklearn(cancer, model, optimizer) -> None:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+
     xtr, xte, ytr, yte = cancer
     ref = (LogisticRegression(max_iter=5000) if model == "lr" else LinearSVC()).fit(xtr, ytr).score(xte, yte)
     params = {**HYPER[model], **OPT[optimizer]}

@@ -140,24 +140,19 @@ PROFILE = KernelProfile()
 # A DPU's work per epoch is a sequence of sections, each between two barriers (or a kernel boundary). In a
 # parallel section all tasklets interleave, so one tasklet's DMA can hide behind another's compute (the wall
 # view charges only max(0, DMA - compute) of it); in a serial section tasklet 0 (or T-1) works alone and all of
-# its DMA is exposed. Nothing overlaps across a barrier. The cost model's ``Section``s and the emulator's trace
-# both use these names.
-SAMPLE = "sample"
-"""per sample, every tasklet: partial dot product and gradient terms."""
-ZERO = "zero"
-"""start of a local step: every tasklet zeroes its accumulator slice in MRAM."""
-UPDATE = "update"
-"""end of a local step (MA-SGD, ADMM): every tasklet sweeps its slice of w."""
-EXCHANGE = "exchange"
-"""cost model only: the DPU side of an all-reduce over direct DPU links (hypothetical hardware)."""
-STEP_READS = "step_reads"
-"""once per local step, tasklet 0 alone: the batch's labels (and, sparse, tasklet T-1's bias-weight read)."""
-ERROR = "error"
-"""per sample, tasklet 0 alone between the two per-sample barriers: reduction, sigmoid + LUT read or margin."""
-STEP = "step"
-"""the per-step barriers besides the per-sample ones."""
-LAUNCH = "launch"
-"""kernel start and end barriers; dense: tasklet T-1's bias read and write."""
+# its DMA is exposed. Nothing overlaps across a barrier. The cost model's sections and the emulator's trace
+# both use these names (``pimmodel.kernels.vocabulary.Section``).
+SECTION_DOCS: dict[str, str] = {
+    "sample": "per sample, every tasklet: partial dot product and gradient terms",
+    "zero": "start of a local step: every tasklet zeroes its accumulator slice in MRAM",
+    "update": "end of a local step (MA-SGD, ADMM): every tasklet sweeps its slice of w",
+    "exchange": "the DPU side of an all-reduce over direct DPU links (hypothetical hardware)",
+    "step_reads": "once per local step, tasklet 0 alone: the batch's labels (sparse: also the bias weight)",
+    "error": "per sample, tasklet 0 alone between two barriers: reduction, then sigmoid and LUT read or margin",
+    "step": "the per-step barriers besides the per-sample ones",
+    "launch": "kernel start and end barriers; dense: tasklet T-1's bias read and write",
+}
+SAMPLE, ZERO, UPDATE, EXCHANGE, STEP_READS, ERROR, STEP, LAUNCH = SECTION_DOCS
 PARALLEL_SECTIONS: tuple[str, ...] = (SAMPLE, ZERO, UPDATE, EXCHANGE)
 SERIAL_SECTIONS: tuple[str, ...] = (STEP_READS, ERROR, STEP, LAUNCH)
 SECTIONS: tuple[str, ...] = PARALLEL_SECTIONS + SERIAL_SECTIONS

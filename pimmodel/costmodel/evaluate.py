@@ -1,0 +1,55 @@
+"""Evaluate the compiled model on hardware: the one place where a workload, a hardware description and the
+coefficients become the model's raw per-epoch outputs (``EquationSet.outputs`` keys: the phases, the exposed
+DMA, rounds, bytes, DMA counts, link time).
+
+The hardware is a ``HardwareSpec`` (its numeric fields and its link topology) or ``HardwareInputs`` (the same
+as arrays: a design-space batch, a Monte Carlo sample). Coefficients are an argument: resolving them from a
+calibration is the caller's job (``pimmodel.calibration``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import SpecError
+from ..specs import HardwareSpec, Workload
+from .coefficients import COEFFICIENT_DEFAULTS
+from .compile import compiled
+
+
+@dataclass(frozen=True)
+class HardwareInputs:
+    """The model's hardware inputs: numeric field values (numbers or equal-length arrays) and a link topology."""
+
+    values: Mapping[str, Any]
+    topology: str = "none"
+
+    @classmethod
+    def of(cls, hw: HardwareSpec, **changes: Any) -> HardwareInputs:
+        """A spec's values, some of them replaced (e.g. by arrays of candidate values)."""
+        return cls({**hw.numeric(), **changes}, hw.link_topology)
+
+
+def workload_inputs(w: Workload) -> dict[str, float]:
+    """The workload symbols' values (``costmodel.symbols.WorkloadSymbols``)."""
+    return {"dpus": w.dpus, "tasklets": w.tasklets, "rows_per_dpu": w.rows_per_dpu,
+            "local_batch": w.local_batch, "features": w.dataset.features,
+            "nonzeros": w.dataset.nonzeros_per_row, "bytes_per_value": w.dataset.bytes_per_value,
+            "bias_slot": w.dataset.bias_slot, "local_epochs": w.local_epochs}
+
+
+def evaluate(w: Workload, hw: HardwareSpec | HardwareInputs, coefficients: Mapping[str, Any],
+             workload: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Raw per-epoch outputs of ``w`` on ``hw`` (averaging over ``hw``'s link topology). ``workload`` overrides
+    workload inputs by name (arrays evaluate many deployments of the same configuration at once)."""
+    inputs = hw if isinstance(hw, HardwareInputs) else HardwareInputs.of(hw)
+    missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
+    if missing:
+        raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "
+                        "(pimmodel.calibration.load_calibration(...).coefficients_for(workload))")
+    model = compiled(w.optimizer, w.model, w.dataset.layout, inputs.topology)
+    return model({**inputs.values, **coefficients, **workload_inputs(w), **(workload or {})})

@@ -1,0 +1,141 @@
+"""A small, general vocabulary for what a UPMEM kernel does, independent of any hardware's speed.
+
+A DPU kernel is a sequence of *sections*, each between two barriers (or a kernel boundary). A section is
+either *parallel* (all tasklets interleave in the revolver pipeline, so one tasklet's DMA can hide behind
+another's compute) or *serial* (one tasklet works while the others wait). One occurrence of a section does
+some ``Work``:
+
+- ``ops``: instructions by operation class (``OP_CLASSES``), counted over all tasklets of a parallel
+  section, or for the one working tasklet of a serial section;
+- ``tail_ops``: the part of ``ops`` that only ``k`` < T tasklets run while the others already wait at the
+  next barrier (an uneven split), keyed ``(op class, k)``;
+- ``dmas``: MRAM<->WRAM transfers, each ``Dma(direction, bytes, concurrent, transfers)``: ``transfers`` DMAs
+  of ``bytes`` each, issued ``concurrent`` at a time (tasklets in lockstep);
+- ``barriers``: ``barrier_wait`` calls.
+
+The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU and mode).
+
+Every count may be a number, a numpy array (the emulator: one entry per DPU) or a sympy expression (the cost
+model): ``pimmodel.kernels.pricing`` turns any of them into cycles and seconds with the hardware primitives,
+so the training kernels of the study, the PrIM benchmarks and the emulator's traces share one pricing path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import primitives as P
+
+Num = Any  # a number, a numpy array or a sympy expression
+
+DIRECTIONS = ("read", "write")
+TRANSFER_MODES = ("parallel", "broadcast", "serial", "identical")
+"""Host transfer modes (``primitives.host_transfer_s``)."""
+
+
+def _field(name: str) -> Callable[[Any], Num]:
+    return lambda hw: getattr(hw, name)
+
+
+OP_CLASSES: dict[str, Callable[[Any], Num]] = {
+    "instructions": lambda hw: 1,
+    "bookkeeping": lambda hw: 1,
+    "int32_add": _field("int32_add_instructions"),
+    "int32_shift": _field("int32_shift_instructions"),
+    "int64_add": _field("int64_add_instructions"),
+    "int64_shift": _field("int64_shift_instructions"),
+    "mul32": _field("int32_mul_base_instructions"),
+    "mul32_bits": _field("mul_step_instructions"),
+    "mul64": _field("int64_mul_base_instructions"),
+    "mul64_bytes": _field("int64_mul_per_byte_instructions"),
+    "float_add": _field("float_add_instructions"),
+    "float_mul": _field("float_mul_instructions"),
+    "float_div": _field("float_div_instructions"),
+    "double_add": _field("double_add_instructions"),
+    "double_mul": _field("double_mul_instructions"),
+    "double_div": _field("double_div_instructions"),
+    "float_convert": _field("float_convert_instructions"),
+}
+"""Operation class -> instructions per operation on a hardware spec. ``instructions`` and ``bookkeeping``
+(loads, stores, index updates, compares, branches) are one instruction each; ``mul32`` / ``mul64`` count
+calls of the software multiplies and ``mul32_bits`` / ``mul64_bytes`` the significant bits / bytes of the
+smaller operand that drive their data-dependent part (``primitives.mul32_instructions``,
+``mul64_instructions``)."""
+
+
+def op_instructions(op: str, hw: Any) -> Num:
+    """Instructions one operation of class ``op`` takes on ``hw``."""
+    try:
+        return OP_CLASSES[op](hw)
+    except KeyError:
+        raise ValueError(f"unknown operation class {op!r}; known: {', '.join(OP_CLASSES)}") from None
+
+
+@dataclass(frozen=True)
+class Dma:
+    """``transfers`` MRAM<->WRAM DMAs of ``bytes`` each, ``concurrent`` of them in flight together."""
+
+    direction: str
+    bytes: Num
+    concurrent: Num
+    transfers: Num
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"DMA direction must be one of {DIRECTIONS}, got {self.direction!r}")
+
+    @property
+    def moved_bytes(self) -> Num:
+        return self.transfers * self.bytes
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one occurrence of a section executes (see the module docstring)."""
+
+    ops: Mapping[str, Num] = field(default_factory=dict)
+    tail_ops: Mapping[tuple[str, Any], Num] = field(default_factory=dict)
+    dmas: tuple[Dma, ...] = ()
+    barriers: Num = 0
+
+    def dma_totals(self, direction: str) -> tuple[Num, Num]:
+        """(transfers, bytes) of one direction."""
+        picked = [d for d in self.dmas if d.direction == direction]
+        return (sum((d.transfers for d in picked), 0), sum((d.moved_bytes for d in picked), 0))
+
+
+@dataclass(frozen=True)
+class Section:
+    """A named piece of DPU work run ``count`` times (per launch, or per epoch)."""
+
+    name: str
+    parallel: bool
+    count: Num
+    work: Work
+
+
+@dataclass(frozen=True)
+class HostCall:
+    """One host transfer call: ``bytes_per_dpu`` to or from every DPU, in ``mode`` (``TRANSFER_MODES``;
+    ``identical``: the same buffer to every DPU, broadcast if the hardware does so)."""
+
+    name: str
+    bytes_per_dpu: Num
+    to_pim: bool
+    mode: str = "parallel"
+    calls: Num = 1
+
+    def __post_init__(self) -> None:
+        if self.mode not in TRANSFER_MODES:
+            raise ValueError(f"transfer mode must be one of {TRANSFER_MODES}, got {self.mode!r}")
+
+
+def blocks(total_bytes: Num, block_bytes: Num) -> tuple[Num, Num]:
+    """(transfers, bytes each) to move ``total_bytes`` in DMAs of at most ``block_bytes`` (equal sizes)."""
+    n = P.ceil(total_bytes / block_bytes)
+    if isinstance(total_bytes, int) and isinstance(block_bytes, int):
+        n = -(-total_bytes // block_bytes)
+        return n, total_bytes // n if total_bytes % n == 0 else total_bytes / n
+    return n, total_bytes / n

@@ -1,0 +1,24 @@
+"""Where the data shipped inside the package lives: hardware specs, validation data, studies, calibration.
+
+Everything a command needs is package data under ``pimmodel/data/`` (so a wheel works from any directory);
+the project's top-level ``hardware_specs/``, ``validation/`` and ``studies/`` are links to these folders.
+Environment variables point a folder elsewhere (e.g. a user's own specs).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+_OVERRIDES = {"hardware_specs": "PIMMODEL_HARDWARE_DIR", "validation": "PIMMODEL_VALIDATION_DIR",
+              "studies": "PIMMODEL_STUDIES_DIR"}
+
+
+def data_dir(name: str) -> Path:
+    """The shipped folder ``name`` (``hardware_specs``, ``validation``, ``studies``, ``calibration``), or the
+    folder its environment variable names."""
+    env = _OVERRIDES.get(name)
+    if env and os.environ.get(env):
+        return Path(os.environ[env])
+    return DATA_DIR / name

@@ -1,0 +1,95 @@
+"""The ``finding`` group: the PIM-Opt study's qualitative findings (``validation/findings.toml``) as
+comparisons between model outputs at the study's configurations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..calibration.result import CalibrationResult
+from ..costmodel import predict
+from ..phases import COMM_PHASES
+from ..specs import DATASETS, HardwareSpec, Workload, study_hyperparams
+from .cases import Case
+from .data import load
+
+
+def _workload(dataset: str, model: str, optimizer: str, dpus: int, scaling: str, batch: int,
+              global_batch: int) -> Workload:
+    ds = DATASETS[dataset]
+    hp = replace(study_hyperparams(ds, model, optimizer), batch_size=batch, global_batch_size=global_batch)
+    return Workload(ds, model, optimizer, dpus, scaling=scaling, epochs=1, hyper=hp)
+
+
+class _Model:
+    """Per-epoch phase seconds of the cost model, with the calibration in use."""
+
+    def __init__(self, hw: HardwareSpec, calibration: CalibrationResult) -> None:
+        self.hw, self.calibration = hw, calibration
+
+    def phases(self, w: Workload, view: str) -> dict[str, float]:
+        record = predict(w, self.hw, self.calibration.coefficients_for(w), view, check_capacity=False).to_record()
+        return dict(record["per_epoch_s"])
+
+    def comm(self, w: Workload, view: str) -> float:
+        p = self.phases(w, view)
+        return sum(p[k] for k in COMM_PHASES)
+
+
+def _comm_ordering(m: _Model, spec: Mapping[str, Any]) -> list[Case]:
+    cases = []
+    for cfg in spec["configs"]:
+        comm = {opt: m.comm(_workload(cfg["dataset"], cfg["model"], opt, spec["dpus"], "weak", cfg["batch_size"],
+                                      cfg["global_batch_size"]), spec["view"])
+                for opt in ("admm", "ma-sgd", "ga-sgd")}
+        tag = f"{cfg['dataset']} {cfg['model']} {spec['dpus']} DPUs ({cfg['figure']})"
+        factor = float(spec["far_below_factor"])
+        cases.append(Case("finding", f"comm+sync admm <= {factor:g} x ma-sgd, {tag}", "comm_sync",
+                          factor * comm["ma-sgd"], comm["admm"], 0.0, "below", "s",
+                          note="ADMM communicates far less than MA-SGD"))
+        cases.append(Case("finding", f"comm+sync ma-sgd < ga-sgd, {tag}", "comm_sync", comm["ga-sgd"],
+                          comm["ma-sgd"], 0.0, "below", "s"))
+    return cases
+
+
+def _compute_vs_dma(m: _Model, spec: Mapping[str, Any]) -> list[Case]:
+    cases = []
+    for opt in ("ma-sgd", "ga-sgd", "admm"):
+        for model in ("lr", "svm"):
+            w = _workload(spec["dataset"], model, opt, spec["dpus"], "weak", spec["batch_size"],
+                          spec["global_batch_size"])
+            p = m.phases(w, spec["view"])
+            cases.append(Case("finding", f"mram_wram_dma < dpu_compute, {spec['dataset']} {model} {opt} (Fig. 4)",
+                              "mram_wram_dma", p["dpu_compute"], p["mram_wram_dma"], 0.0, "below", "s"))
+    return cases
+
+
+def _scaling(m: _Model, spec: Mapping[str, Any], scaling: str) -> list[Case]:
+    small, large = spec["dpus"]
+    cases = []
+    for cfg in spec["configs"]:
+        for opt in ("ma-sgd", "ga-sgd", "admm"):
+            for model in ("lr", "svm"):
+                t = [m.phases(_workload(cfg["dataset"], model, opt, n, scaling, cfg["batch_size"],
+                                        cfg["global_batch_size"]), spec["view"])["total"] for n in (small, large)]
+                tag = f"{cfg['dataset']} {model} {opt} {small}->{large} ({cfg['figure']})"
+                if scaling == "strong":
+                    linear = large / small
+                    cases.append(Case("finding", f"strong scaling sub-linear, {tag}", "total", linear,
+                                      t[0] / t[1], 0.0, "below", "x", note="speed-up vs linear"))
+                elif opt == "admm":
+                    cases.append(Case("finding", f"weak scaling flat within {spec['admm_within']:.0%}, {tag}",
+                                      "total", t[0], t[1], float(spec["admm_within"]), "within", "s"))
+                else:
+                    cases.append(Case("finding", f"weak scaling epoch time grows, {tag}", "total", t[0], t[1],
+                                      0.0, "above", "s"))
+    return cases
+
+
+def finding_cases(hw: HardwareSpec, calibration: CalibrationResult) -> list[Case]:
+    """The study's qualitative findings as checks on the model at the study's configurations."""
+    data = load("findings.toml")
+    m = _Model(hw, calibration)
+    return [*_comm_ordering(m, data["comm_ordering"]), *_compute_vs_dma(m, data["compute_vs_dma"]),
+            *_scaling(m, data["weak_scaling"], "weak"), *_scaling(m, data["strong_scaling"], "strong")]

@@ -5,6 +5,7 @@ The public API is imported lazily so that ``import pimmodel`` stays cheap (the C
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __version__ = "0.1.0"
@@ -28,7 +29,5 @@ __all__ = ["__version__", *_LAZY]
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pimmodel' has no attribute {name!r}")

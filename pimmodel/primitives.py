@@ -26,6 +26,8 @@ import numpy as np
 Num = Any  # a float, a numpy array or a sympy expression
 
 
+# sympy is imported only for symbolic arguments (below): numeric callers (the emulator, the compiled model, the
+# CLI) never load it.
 def _is_symbolic(*values: Num) -> bool:
     return any(hasattr(v, "free_symbols") for v in values)
 

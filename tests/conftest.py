@@ -10,7 +10,7 @@ import pytest
 # these machines: otherwise every run re-parses and re-rewrites every module, which alone takes seconds.
 sys.dont_write_bytecode = False
 
-from pimmodel.specs import CRITEO, YFCC, HardwareSpec, Workload, load_hardware
+from pimmodel.specs import CRITEO, YFCC, HardwareSpec, Workload, load_hardware  # noqa: E402 (after the bytecode switch)
 
 
 @pytest.fixture(scope="session")

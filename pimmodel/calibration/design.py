@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..emulator.data import SyntheticDense, shard, synthetic_sparse
 from ..errors import SpecError
 from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, study_hyperparams
 
@@ -119,8 +120,6 @@ class MaskedDense:
 
 def shards(point: DesignPoint) -> Any:
     """The emulator's data for a design point (seeded synthetic YFCC-like or Criteo-like rows)."""
-    from ..emulator.data import SyntheticDense, shard, synthetic_sparse
-
     if point.layout == "dense":
         src = SyntheticDense(point.dpus, point.rows_per_dpu, point.features, seed=point.seed)
         return src if point.density >= 1 else MaskedDense(src, point.density, point.seed)

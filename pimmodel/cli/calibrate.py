@@ -29,10 +29,12 @@ def calibrate_command(
 
     Use the result with `pimmodel predict --calibration FILE`. --json prints the calibration record.
     """
+    # lazy imports keep the CLI's cold start fast
     from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
     from ..errors import SpecError
 
     if design not in DESIGNS:
+        # lazy imports keep the CLI's cold start fast
         from ..errors import unknown
 
         raise unknown("design", design, DESIGNS)
@@ -49,6 +51,7 @@ def calibrate_command(
     record = {"output": str(output), **result.to_json()}
     record.pop("design")
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
@@ -61,6 +64,7 @@ class _progress:
     """A rich progress bar on stderr; yields the per-point callback."""
 
     def __init__(self, total: int) -> None:
+        # lazy imports keep the CLI's cold start fast
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -80,8 +84,10 @@ class _progress:
 
 
 def _print(record: dict) -> None:
+    # lazy imports keep the CLI's cold start fast
     from rich.table import Table
 
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import stdout_console
 
     console = stdout_console()

@@ -11,8 +11,10 @@ from ..specs import DEFAULT_HARDWARE, HyperParams
 
 
 def _render(result: Any) -> None:
+    # lazy imports keep the CLI's cold start fast
     from rich.table import Table
 
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import stdout_console
 
     console = stdout_console()
@@ -62,8 +64,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the record as JSON"),
     ) -> None:
         """Train on emulated PIM hardware; show accuracy per epoch and emulated vs predicted time per phase."""
+        # lazy imports keep the CLI's cold start fast
         from rich.progress import Progress
 
+        # lazy imports keep the CLI's cold start fast
         from ..api import emulate
 
         hyper = HyperParams(batch_size=batch_size, global_batch_size=global_batch_size or 16 * max(dpus, 1),
@@ -87,6 +91,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _stderr_console() -> Any:
+    # lazy imports keep the CLI's cold start fast
     from rich.console import Console
 
     return Console(stderr=True)

@@ -35,6 +35,7 @@ def explore_command(
     reprints a stored study without running trials. --json prints {"study", "trials", "feasible", "front":
     [{"params", "objectives", "improvement"}], "baseline", "importances"}.
     """
+    # lazy imports keep the CLI's cold start fast
     from ..dse.space import load_study
     from ..dse.study import DEFAULT_STORAGE
 
@@ -52,9 +53,11 @@ def explore_command(
 
 
 def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | None, workers: int) -> None:
+    # lazy imports keep the CLI's cold start fast
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    # lazy imports keep the CLI's cold start fast
     from ..dse.study import open_study, run, run_workers
 
     console = Console(stderr=True)
@@ -81,20 +84,24 @@ def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | No
 
 
 def _report(spec: Any, url: str, plot: Path | None, as_json: bool) -> None:
+    # lazy imports keep the CLI's cold start fast
     from ..dse.result import summarize
     from ..dse.study import stored_trials
 
     trials = stored_trials(spec, url)
     record = summarize(spec, url, trials=trials)
     if plot is not None:
+        # lazy imports keep the CLI's cold start fast
         from ..dse.plots import write_plots
 
         record["plots"] = [str(p) for p in write_plots(spec, record, trials, plot)]
     if as_json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
         return
+    # lazy imports keep the CLI's cold start fast
     from ..dse.tables import print_study
 
     print_study(record)
@@ -113,6 +120,7 @@ def sensitivity_command(
 ) -> None:
     """Elasticities d ln T / d ln p of the epoch time and of each phase w.r.t. every hardware parameter
     (exact symbolic derivatives), ranked, plus what-if lines for all three optimizers."""
+    # lazy imports keep the CLI's cold start fast
     from ..dse.sensitivity import sensitivity
     from ..specs import DATASETS, Workload, load_dataset, load_hardware
 
@@ -121,10 +129,12 @@ def sensitivity_command(
     w = Workload(ds, model, optimizer, dpus, scaling=scaling, epochs=1)
     record = sensitivity(w, hw, view)
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
         return
+    # lazy imports keep the CLI's cold start fast
     from ..dse.tables import print_sensitivity
 
     print_sensitivity(record, top)

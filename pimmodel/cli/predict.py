@@ -15,6 +15,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
              custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
              with_interval: bool = False) -> list[dict]:
+    # lazy imports keep the CLI's cold start fast
     from ..api import predict, predict_interval
     from ..calibration.result import load_calibration
 
@@ -67,10 +68,12 @@ def predict_command(
     records = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
                        global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration, interval)
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit({"points": records})
         return
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import comparison_table, print_table
 
     print_table(comparison_table(records))
@@ -115,6 +118,7 @@ def scale_command(
     time growth (weak scaling) relative to the first count. --json prints {"points": a list of records}."""
     counts = O.parse_int_list(dpus, "--dpus")
     if plot is not None:
+        # lazy imports keep the CLI's cold start fast
         from ..report.plots import check_plot_path
 
         check_plot_path(plot)
@@ -124,14 +128,17 @@ def scale_command(
     for r, m in zip(records, metrics, strict=True):
         r["scaling_metrics"] = m
     if plot is not None:
+        # lazy imports keep the CLI's cold start fast
         from ..report.plots import scaling_plot
 
         scaling_plot(records, plot)
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit({"points": records})
         return
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import print_table, scaling_table
 
     print_table(scaling_table(records, metrics))
@@ -157,8 +164,10 @@ def equations_command(
     --json prints {"phases": {phase: {"equation", "latex", "terms"}}, "terms": {name: {"definition",
     "latex", "doc"}}}.
     """
+    # lazy imports keep the CLI's cold start fast
+    from ..costmodel.readable import equation_record
     from ..errors import unknown
-    from ..report.equations import equation_record, render_latex, render_text
+    from ..report.equations import render_latex, render_text
     from ..specs import MODELS, OPTIMIZERS, TOPOLOGIES, load_dataset
 
     if optimizer not in OPTIMIZERS:
@@ -169,6 +178,7 @@ def equations_command(
         raise unknown("topology", topology, TOPOLOGIES)
     record = equation_record(optimizer, model, load_dataset(dataset).layout, topology)
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)

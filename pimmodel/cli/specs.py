@@ -15,6 +15,7 @@ specs_app = typer.Typer(help="List and show hardware specifications (hardware_sp
 @specs_app.command("list")
 def list_command(json: O.Json = False) -> None:
     """The shipped hardware specs, one line each."""
+    # lazy imports keep the CLI's cold start fast
     from ..specs import hardware_names, load_hardware
 
     rows: list[dict[str, Any]] = []
@@ -23,12 +24,15 @@ def list_command(json: O.Json = False) -> None:
         rows.append({"name": name, "description": hw.description, "dpus": hw.dpus_available,
                      "clock_hz": hw.dpu_clock_hz})
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit({"hardware": rows})
         return
+    # lazy imports keep the CLI's cold start fast
     from rich.table import Table
 
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import print_table
 
     table = Table(title="hardware specs")
@@ -43,6 +47,7 @@ def list_command(json: O.Json = False) -> None:
 def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML file.")], json: O.Json = False,
                  toml: Annotated[bool, typer.Option("--toml", help="Print the spec as TOML.")] = False) -> None:
     """Every constant of one spec with its unit and source."""
+    # lazy imports keep the CLI's cold start fast
     from ..specs import FIELDS, load_hardware, to_toml
 
     hw = load_hardware(name)
@@ -54,12 +59,15 @@ def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML
               for f in FIELDS]
     record = {"name": hw.name, "description": hw.description, "link_topology": hw.link_topology, "fields": fields}
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
         return
+    # lazy imports keep the CLI's cold start fast
     from rich.table import Table
 
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import print_table
 
     table = Table(title=f"{hw.name}: {hw.description}", caption=f"inter-DPU links: {hw.link_topology}")

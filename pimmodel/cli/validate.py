@@ -30,10 +30,12 @@ def validate_command(
     --json prints {"ok", "cases": [{"group", "name", "phase", "reference", "predicted", "rel_error",
     "tolerance", "ok", ...}]}.
     """
+    # lazy imports keep the CLI's cold start fast
     from ..calibration.result import load_calibration
     from ..validation import validate
 
     if plot is not None:
+        # lazy imports keep the CLI's cold start fast
         from ..report.plots import check_plot_path
 
         check_plot_path(plot)
@@ -41,10 +43,12 @@ def validate_command(
     report = validate(O.hardware(hardware), groups, load_calibration(calibration))
     record = report.to_record()
     if plot is not None:
+        # lazy imports keep the CLI's cold start fast
         from ..report.validation_plot import validation_plot
 
         validation_plot(record, plot)
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
@@ -57,8 +61,10 @@ def validate_command(
 
 
 def _print(record: dict, failures_only: bool) -> None:
+    # lazy imports keep the CLI's cold start fast
     from rich.table import Table
 
+    # lazy imports keep the CLI's cold start fast
     from ..report.tables import stdout_console
 
     cases = [c for c in record["cases"] if not (failures_only and c["ok"])]

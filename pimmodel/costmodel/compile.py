@@ -70,6 +70,7 @@ def _namespace() -> dict[str, Any]:
 
 
 def _generate(key: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    # sympy and the equations load only on a cache miss: a cached model runs without them (the CLI's cold start)
     import inspect
 
     import sympy

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.capacity import check
 from ..phases import BYTE_KEYS, PHASES, bottleneck, check_view, in_view
 from ..specs import HardwareSpec, Workload
-from ..specs.capacity import check
 from .evaluate import evaluate
 
 

@@ -28,9 +28,9 @@ import numpy as np
 from ..calibration.result import load_calibration
 from ..costmodel import HardwareInputs, evaluate
 from ..errors import PimModelError, StudyError
+from ..kernels.capacity import footprint
 from ..phases import COMM_PHASES, PHASES, in_view, total
 from ..specs import DATASETS, HardwareSpec, Workload, load_hardware
-from ..specs.capacity import footprint
 from .cost import CostWeights, load_costs
 from .space import STRUCTURAL_FIELD, WORKLOAD_FIELD, Parameter, StudySpec, WorkloadCase
 

@@ -21,9 +21,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import sympy
 
 from ..calibration.result import CalibrationResult, load_calibration
 from ..costmodel import evaluate, workload_inputs
+from ..costmodel.registry import expressions
+from ..costmodel.symbols import all_symbols
 from ..phases import EXPOSED_DMA, PHASES, in_view, total
 from ..specs import HardwareSpec, Workload
 from ..specs.hardware import NUMERIC_FIELDS
@@ -60,8 +63,6 @@ WHAT_IFS: tuple[WhatIf, ...] = (
 
 
 def _zero_ceiling_derivatives(expr: Any) -> Any:
-    import sympy
-
     def is_step_derivative(e: Any) -> bool:
         if isinstance(e, sympy.Subs):
             e = e.expr
@@ -75,11 +76,6 @@ def _zero_ceiling_derivatives(expr: Any) -> Any:
 def derivative_function(optimizer: str, model: str, layout: str, topology: str, view: str
                         ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...], Callable[..., list[Any]]]:
     """(phase, parameter) pairs, the input names, and one numpy function returning d phase / d parameter."""
-    import sympy
-
-    from ..costmodel.registry import expressions
-    from ..costmodel.symbols import all_symbols
-
     exprs = expressions(optimizer, model, layout, topology)
     keys, derivs = [], []
     for phase in PHASES:

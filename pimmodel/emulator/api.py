@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
-from ..specs import CRITEO, YFCC, DatasetSpec, HardwareSpec, HyperParams, Workload, load_hardware
-from ..specs.capacity import check as check_capacity
+from ..errors import DataError, SpecError, unknown
+from ..kernels.capacity import check as check_capacity
+from ..specs import CRITEO, MODELS, OPTIMIZERS, YFCC, DatasetSpec, HardwareSpec, HyperParams, Workload, load_hardware
 from .data import (
     CRITEO_ACTIVE,
     SyntheticDense,
@@ -44,24 +44,32 @@ class Emulation:
     hardware: HardwareSpec
 
 
-def _data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, seed: int, tasklets: int
-          ) -> tuple[Any, Any, Any, DatasetSpec]:
+SYNTHETIC = ("synthetic-yfcc", "synthetic-criteo")
+
+
+def _synthetic_spec(dataset: str, samples_per_dpu: int, features: int | None, tasklets: int) -> DatasetSpec:
+    """What the synthetic data will be on the DPUs, known before any row is generated (for the checks)."""
+    if dataset == "synthetic-yfcc":
+        d = features or 4096
+        return replace(YFCC, name=dataset, features=d, nonzeros_per_row=d, slots_per_row=d,
+                       rows_per_dpu_weak=samples_per_dpu)
+    f = features or 1_000_000
+    return replace(CRITEO, name=dataset, features=model_length(f, tasklets), bias_index=f,
+                   rows_per_dpu_weak=samples_per_dpu)
+
+
+def _synthetic_data(dataset: str, dpus: int, samples_per_dpu: int, features: int | None, seed: int
+                    ) -> tuple[Any, Any, Any]:
     test_rows = max(1024, min(65536, dpus * samples_per_dpu // 4))
     if dataset == "synthetic-yfcc":
         d = features or 4096
-        gen = SyntheticDense(dpus, samples_per_dpu, d, seed)
         test = SyntheticDense(1, test_rows, d, seed, stream=1)
         xt, yt = test.rows(0, test_rows)
-        return gen, xt[0], yt[0], replace(YFCC, name="synthetic-yfcc", features=gen.features,
-                                          nonzeros_per_row=gen.features, slots_per_row=gen.features)
-    if dataset == "synthetic-criteo":
-        f = features or 1_000_000
-        idx, y = synthetic_sparse(dpus * samples_per_dpu + test_rows, f, seed)
-        n = dpus * samples_per_dpu
-        sh = shard(idx[:n], y[:n], dpus, "sparse", f)
-        length = model_length(sh.features, tasklets)
-        return sh, idx[n:], y[n:], replace(CRITEO, name="synthetic-criteo", features=length, bias_index=sh.features)
-    return _file_data(Path(dataset), dpus, seed, tasklets)
+        return SyntheticDense(dpus, samples_per_dpu, d, seed), xt[0], yt[0]
+    f = features or 1_000_000
+    idx, y = synthetic_sparse(dpus * samples_per_dpu + test_rows, f, seed)
+    n = dpus * samples_per_dpu
+    return shard(idx[:n], y[:n], dpus, "sparse", f), idx[n:], y[n:]
 
 
 def _file_data(path: Path, dpus: int, seed: int, tasklets: int) -> tuple[Any, Any, Any, DatasetSpec]:
@@ -103,8 +111,13 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
             hardware: str = "upmem-2556", tasklets: int = 16, progress: Progress | None = None) -> Emulation:
     _check_arguments(dpus, model, optimizer, epochs, samples_per_dpu, arithmetic)
     hw = load_hardware(hardware)
-    shards, x_test, y_test, spec = _data(dataset, dpus, samples_per_dpu, features, seed, tasklets)
-    spec = replace(spec, rows_per_dpu_weak=shards.rows_per_dpu)
+    if dataset in SYNTHETIC:  # every check before a row is generated
+        spec = _synthetic_spec(dataset, samples_per_dpu, features, tasklets)
+        check_capacity(Workload(spec, model, optimizer, dpus, tasklets, "weak", epochs, hyper), hw)
+        shards, x_test, y_test = _synthetic_data(dataset, dpus, samples_per_dpu, features, seed)
+    else:
+        shards, x_test, y_test, spec = _file_data(Path(dataset), dpus, seed, tasklets)
+        spec = replace(spec, rows_per_dpu_weak=shards.rows_per_dpu)
     cfg = TrainConfig(model=model, optimizer=optimizer, batch_size=hyper.batch_size,
                       global_batch_size=hyper.global_batch_size, learning_rate_shift=hyper.learning_rate_shift,
                       reg_shift=hyper.reg_shift, alpha_shift=hyper.admm_alpha_shift, epochs=epochs,
@@ -133,8 +146,6 @@ ARITHMETICS = ("fixed", "float64")
 def _check_arguments(dpus: int, model: str, optimizer: str, epochs: int, samples_per_dpu: int,
                      arithmetic: str) -> None:
     """One-line errors for bad arguments, before any data is made."""
-    from ..errors import SpecError, unknown
-    from ..specs import MODELS, OPTIMIZERS
 
     for name, value in (("--dpus", dpus), ("--epochs", epochs), ("--samples-per-dpu", samples_per_dpu)):
         if value <= 0:

@@ -14,6 +14,7 @@ PHASE_COLORS = {"dpu_compute": "#4C72B0", "mram_wram_dma": "#8172B2", "host_to_p
 
 
 def _pyplot() -> Any:
+    # matplotlib loads only when a plot is asked for (the CLI's cold start)
     import matplotlib
 
     matplotlib.use("Agg")

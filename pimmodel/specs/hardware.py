@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, suggest, unknown
 from ._toml import dumps, read_toml
 
 TOPOLOGIES = ("none", "in-rank", "ring", "all-to-all")
@@ -270,6 +270,4 @@ def load_file(path: Path) -> HardwareSpec:
 
 
 def _near(key: str, options: set[str]) -> str:
-    from ..errors import suggest
-
     return suggest(key, options)

@@ -12,7 +12,6 @@ import sys
 import time
 
 import numpy as np
-
 from support import raw
 
 from pimmodel.api import predict

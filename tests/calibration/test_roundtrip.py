@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pimmodel.calibration.design import tiny_design
-from pimmodel.calibration.result import load_calibration, read_calibration
-from pimmodel.calibration.result import SCHEMA_VERSION, SHIPPED_PATH
 from pimmodel.api import predict, predict_interval
+from pimmodel.calibration.design import tiny_design
+from pimmodel.calibration.result import SCHEMA_VERSION, SHIPPED_PATH, load_calibration, read_calibration
 from pimmodel.costmodel import predict as predict_with
-from pimmodel.phases import PHASES
 from pimmodel.errors import SpecError
+from pimmodel.phases import PHASES
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
 
 HW = load_hardware("upmem-2556")

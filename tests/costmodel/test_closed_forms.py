@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import sympy
-
 from support import raw_floats
 
 from pimmodel.api import predict

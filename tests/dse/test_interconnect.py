@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from support import raw_floats
 
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware

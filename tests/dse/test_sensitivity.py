@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support import raw
 
 from pimmodel.calibration.result import coefficients_for

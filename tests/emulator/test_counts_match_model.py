@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
 import sympy
-
 from support import raw_floats
 
 from pimmodel.api import emulate

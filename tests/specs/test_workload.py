@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from pimmodel.errors import CapacityError, SpecError
+from pimmodel.kernels.capacity import check, footprint
 from pimmodel.specs import CRITEO, YFCC, HyperParams, Workload
-from pimmodel.specs.capacity import check, footprint
 
 
 def test_rounds_per_epoch_match_the_study() -> None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CapacityError, SpecError
-from ..kernels.study import PROFILE as K
+from ..specs import HardwareSpec, Workload
 from ..units import MiB
-from .hardware import HardwareSpec
-from .workload import Workload
+from .study import PROFILE as K
 
 LUT_BYTES = (1 << 20) * 4
 """The LR kernels' exp table: 2^20 float32 entries in MRAM."""

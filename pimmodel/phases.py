@@ -28,9 +28,9 @@ BYTE_KEYS: tuple[str, ...] = ("host_to_pim", "pim_to_host", "mram_to_wram", "wra
 EXPOSED_DMA = "mram_wram_dma_exposed"
 """Raw output: DMA time not hidden behind compute (what the wall view charges as ``mram_wram_dma``)."""
 VIEWS: tuple[str, ...] = ("wall", "breakdown")
-PHASE_LABELS: dict[str, str] = {
-    "dpu_compute": "DPU compute", "mram_wram_dma": "MRAM-WRAM DMA", "host_to_pim": "host -> PIM",
-    "pim_to_host": "PIM -> host", "host_aggregate": "host aggregation", "launch": "launch",
+PHASE_LABELS: dict[str, str] = {  # how tables and plots name the phases
+    "dpu_compute": "DPU compute", "mram_wram_dma": "MRAM<->WRAM DMA", "host_to_pim": "host -> PIM",
+    "pim_to_host": "PIM -> host", "host_aggregate": "host aggregation", "launch": "launch + sync",
 }
 
 V = TypeVar("V")

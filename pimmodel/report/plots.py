@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PimModelError
-from .tables import PHASE_LABELS, PHASES
+from ..phases import PHASE_LABELS, PHASES
 
 PHASE_COLORS = {"dpu_compute": "#4C72B0", "mram_wram_dma": "#8172B2", "host_to_pim": "#DD8452",
                 "pim_to_host": "#C44E52", "host_aggregate": "#937860", "launch": "#8C8C8C"}

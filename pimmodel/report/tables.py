@@ -8,13 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ..phases import PHASE_LABELS, PHASES
 from ..units import format_bytes, format_seconds
 
-PHASES = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
-PHASE_LABELS = {
-    "dpu_compute": "DPU compute", "mram_wram_dma": "MRAM<->WRAM DMA", "host_to_pim": "host -> PIM",
-    "pim_to_host": "PIM -> host", "host_aggregate": "host aggregation", "launch": "launch + sync",
-}
 VIEW_NOTES = {
     "wall": "wall view: kernel wall time, DMA hidden behind compute where tasklets overlap, launches included",
     "breakdown": "breakdown view: the study's instrumented accounting, compute + DMA summed, launch excluded",

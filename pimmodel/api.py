@@ -5,6 +5,7 @@ cost model)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,18 +50,18 @@ class EmulationReport:
     predicted: dict[str, Any]
     """the cost model's prediction record (per epoch) of the configuration that ran."""
     workload: Workload
+    warnings: list[str]
 
 
-def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams, epochs: int = 1,
-            samples_per_dpu: int = 512, features: int | None = None, arithmetic: str = "fixed", seed: int = 0,
-            hardware: str = DEFAULT_HARDWARE, tasklets: int = 16, progress: Any = None,
-            calibration: CalibrationLike = None) -> EmulationReport:
-    """Train on emulated PIM hardware (``pimmodel.emulator.emulate``) and predict the same configuration."""
+def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams | Mapping[str, int] | None = None,
+            options: Any = None, progress: Any = None, calibration: CalibrationLike = None) -> EmulationReport:
+    """Train on emulated PIM hardware (``pimmodel.emulator.emulate``; ``options``: an ``emulator.api.Options``)
+    and predict the same configuration with the cost model."""
     # the emulator (and its data generators) load only when an emulation is asked for: the CLI's cold start
-    from .emulator import emulate as run
+    from .emulator.api import Options
+    from .emulator.api import emulate as run
     from .emulator.record import trace_record
 
-    em = run(dataset, dpus, model, optimizer, hyper, epochs, samples_per_dpu, features, arithmetic, seed,
-             hardware, tasklets, progress)
+    em = run(dataset, dpus, model, optimizer, hyper, options or Options(), progress)
     predicted = predict(em.workload, em.hardware, calibration=calibration).to_record()
-    return EmulationReport(em.history, trace_record(em.trace, em.hardware), predicted, em.workload)
+    return EmulationReport(em.history, trace_record(em.trace, em.hardware), predicted, em.workload, em.warnings)

@@ -23,5 +23,13 @@ def raw(w: Workload, hw: HardwareSpec | Mapping[str, Any], topology: str | None 
     return evaluate(w, inputs, coefficients_for(w, coefficients))
 
 
+def run_emulation(dataset: str, dpus: int, model: str, optimizer: str, hyper: Any = None, **options: Any) -> Any:
+    """``pimmodel.api.emulate`` with the emulator's ``Options`` given as keywords (epochs default 1 here)."""
+    from pimmodel.api import emulate
+    from pimmodel.emulator.api import Options
+
+    return emulate(dataset, dpus, model, optimizer, hyper, Options(**{"epochs": 1, **options}))
+
+
 def raw_floats(*args: Any, **kwargs: Any) -> dict[str, float]:
     return {k: float(np.asarray(v)) for k, v in raw(*args, **kwargs).items()}

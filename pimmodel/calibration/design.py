@@ -117,6 +117,9 @@ class MaskedDense:
         x, y = self.source.rows(start, stop)
         return x * self.mask, y
 
+    def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
+        return self.source.valid(start, stop)
+
 
 def shards(point: DesignPoint) -> Any:
     """The emulator's data for a design point (seeded synthetic YFCC-like or Criteo-like rows)."""

@@ -2,34 +2,62 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from ..specs import DEFAULT_HARDWARE, HyperParams
+from ..errors import SpecError
+from ..specs import DEFAULT_HARDWARE
+
+
+def _class_weights(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        negative, positive = (float(part) for part in text.split(":"))
+    except ValueError:
+        raise SpecError(f"--class-weights takes NEGATIVE:POSITIVE, e.g. 1:1 or 0.5:15; got {text!r}") from None
+    if negative <= 0 or positive <= 0:
+        raise SpecError(f"--class-weights must be positive, got {text!r}")
+    return negative, positive
+
+
+def _summary(result: Any) -> str:
+    """What ran, in one line: data, model, optimizer, DPUs, the batch each DPU takes and the rounds."""
+    w = result.workload
+    batch = (f"global batch {w.hp.global_batch_size:,} ({w.local_batch:,} per DPU)" if w.optimizer == "ga-sgd"
+             else f"batch {w.local_batch:,} per DPU")
+    return (f"{w.dataset.name} · {w.model.upper()} · {w.optimizer} · {w.kernels} kernels · {w.dpus:,} DPUs x "
+            f"{w.rows_per_dpu:,} rows (largest shard) · {batch} · {w.rounds_per_epoch:,} rounds per epoch · "
+            f"{w.epochs} epochs")
 
 
 def _render(result: Any) -> None:
     # lazy imports keep the CLI's cold start fast
     from rich.table import Table
 
-    # lazy imports keep the CLI's cold start fast
     from ..report.tables import stdout_console
 
     console = stdout_console()
-    epochs = Table(title="metrics per epoch")
-    for col in ("epoch", "train acc", "test acc", "loss", "AUC", "emulated s"):
+    console.print(_summary(result))
+    for note in result.workload.notes:
+        console.print(f"chosen: {note}")
+    epochs = Table(title="metrics after each epoch (test set unless marked train)")
+    for col in ("epoch", "train acc", "test acc", "majority", "predicted +", "loss", "AUC", "emulated s (epoch)"):
         epochs.add_column(col, justify="right")
     for h in result.history:
+        auc = "-" if h["auc"] != h["auc"] else f"{h['auc']:.4f}"  # NaN: one class in the test set
         epochs.add_row(str(h["epoch"]), f"{h['train_accuracy']:.4f}", f"{h['test_accuracy']:.4f}",
-                       f"{h['loss']:.4f}", f"{h['auc']:.4f}", f"{h['emulated_wall_s']:.4g}")
+                       f"{h['majority_baseline']:.4f}", f"{h['positive_rate']:.1%}", f"{h['loss']:.4f}", auc,
+                       f"{h['emulated_wall_s']:.4g}")
     console.print(epochs)
     tr = result.trace
-    phases = Table(title=f"time per epoch by phase (wall view; {tr['dpus']} DPUs, {tr['rounds']} rounds)")
-    for col in ("phase", "emulated s", "predicted s", "events"):
+    epochs_run = max(1, tr["epochs"])
+    phases = Table(title=f"time per epoch by phase (wall view; {tr['dpus']} DPUs, {tr['rounds'] // epochs_run} "
+                         "rounds per epoch); events are totals over all epochs")
+    for col in ("phase", "emulated s / epoch", "predicted s / epoch", "events (all epochs)"):
         phases.add_column(col, justify="right")
-    pred = (result.predicted or {}).get("per_epoch_s", {})
+    pred = result.predicted.get("per_epoch_s", {})
     dma = tr["mram_wram_dma"]
     notes = {"dpu_compute": f"{sum(v['max'] for v in tr['dpu_compute']['instructions_parallel'].values()):.3g} instr",
              "mram_wram_dma": f"{dma['read']['count']['max'] + dma['write']['count']['max']:.3g} DMAs",
@@ -38,60 +66,88 @@ def _render(result: Any) -> None:
              "launch": f"{tr['launch']['launches']} launches"}
     for phase, secs in tr["seconds"]["wall"].items():
         p = pred.get(phase)
-        phases.add_row(phase, f"{secs / max(1, tr['epochs']):.4g}", "-" if p is None else f"{p:.4g}",
-                       notes.get(phase, ""))
+        phases.add_row(phase, f"{secs / epochs_run:.4g}", "-" if p is None else f"{p:.4g}", notes.get(phase, ""))
     console.print(phases)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("emulate")
-    def emulate_cmd(
-        dataset: str = typer.Option("synthetic-yfcc", help="synthetic-yfcc, synthetic-criteo, or a .npy/svmlight file"),
-        samples_per_dpu: int = typer.Option(512, help="synthetic rows per DPU"),
-        features: int = typer.Option(0, help="synthetic features (0 = 4096 dense / 10^6 sparse)"),
-        dpus: int = typer.Option(64, help="number of DPUs"),
-        model: str = typer.Option("lr", help="lr or svm"),
-        optimizer: str = typer.Option("ma-sgd", help="ma-sgd, ga-sgd or admm"),
-        epochs: int = typer.Option(1, help="global epochs"),
-        batch_size: int = typer.Option(8, help="per-DPU mini-batch b (MA-SGD, ADMM)"),
-        global_batch_size: int = typer.Option(0, help="global batch B of GA-SGD (0 = 16 x DPUs)"),
-        learning_rate_shift: int = typer.Option(6, help="eta = 2^-l"),
-        reg_shift: int = typer.Option(12, help="lambda = 2^-r"),
-        alpha_shift: int = typer.Option(4, help="ADMM alpha shift"),
-        arithmetic: str = typer.Option("fixed", help="fixed (Q31, as the hardware) or float64"),
-        seed: int = typer.Option(0, help="random seed"),
-        hardware: str = typer.Option(DEFAULT_HARDWARE, help="hardware spec name or TOML file"),
-        as_json: bool = typer.Option(False, "--json", help="print the record as JSON"),
-    ) -> None:
-        """Train on emulated PIM hardware; show accuracy per epoch and emulated vs predicted time per phase."""
-        # lazy imports keep the CLI's cold start fast
-        from rich.progress import Progress
+def emulate_command(
+    dataset: Annotated[str, typer.Option("--dataset", help="synthetic-yfcc, synthetic-criteo, or a file: .npy "
+                                         "(rows x (features + label), features in [0, 1]) or svmlight/LIBSVM "
+                                         "(real values: the dense kernels; one value everywhere: the sparse "
+                                         "ones).")] = "synthetic-yfcc",
+    dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 64,
+    model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
+    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    epochs: Annotated[int, typer.Option("--epochs", help="Global epochs (the study trains 10).")] = 10,
+    samples_per_dpu: Annotated[int, typer.Option("--samples-per-dpu", help="Synthetic rows per DPU.")] = 512,
+    features: Annotated[int | None, typer.Option("--features", help="Synthetic features (default 4,096 dense, "
+                                                 "10^6 sparse).")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Per-DPU mini-batch b of MA-SGD and "
+                                                   "ADMM, a power of two (default: the study's, at most a "
+                                                   "shard).")] = None,
+    global_batch_size: Annotated[int | None, typer.Option("--global-batch-size", help="Global batch B of "
+                                                          "GA-SGD, a multiple of --dpus (default: derived from "
+                                                          "the DPU count).")] = None,
+    learning_rate_shift: Annotated[int | None, typer.Option("--learning-rate-shift", help="eta = 2^-l "
+                                                            "(default: the study's).")] = None,
+    reg_shift: Annotated[int | None, typer.Option("--reg-shift", help="lambda = 2^-r (default: the "
+                                                  "study's).")] = None,
+    alpha_shift: Annotated[int | None, typer.Option("--alpha-shift", help="ADMM alpha shift (default: the "
+                                                    "study's).")] = None,
+    kernels: Annotated[str, typer.Option("--kernels", help="study (the artifact bit for bit, quirks included) "
+                                         "or corrected (widening casts, SVM margin 0.5, class weights 1:1).")]
+    = "study",
+    svm_margin: Annotated[float | None, typer.Option("--svm-margin", help="SVM margin in real units (default: "
+                                                     "2^-15 study, 0.5 corrected).")] = None,
+    class_weights: Annotated[str | None, typer.Option("--class-weights", help="NEGATIVE:POSITIVE gradient "
+                                                      "weights of the sparse kernels (default: 0.5:15 study, 1:1 "
+                                                      "corrected).")] = None,
+    shuffle: Annotated[bool, typer.Option("--shuffle/--no-shuffle", help="Shuffle a file's rows before "
+                                          "sharding (--no-shuffle: the file's order, as the study).")] = True,
+    arithmetic: Annotated[str, typer.Option("--arithmetic", help="fixed (Q31, as the hardware) or "
+                                            "float64.")] = "fixed",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic data, split and shuffle.")] = 0,
+    hardware: Annotated[str, typer.Option("--hardware", help="Hardware spec name or TOML file.")]
+    = DEFAULT_HARDWARE,
+    tasklets: Annotated[int, typer.Option("--tasklets", help="Tasklets per DPU.")] = 16,
+    json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
+) -> None:
+    """Train on emulated PIM hardware; show what ran, the metrics after each epoch (with the majority-class
+    baseline and the predicted-positive rate to read the accuracy against), and emulated vs predicted time per
+    phase. Warnings (data the chosen kernels mishandle, saturated weights, one-class DPUs) go to stderr.
 
-        # lazy imports keep the CLI's cold start fast
-        from ..api import emulate
-
-        hyper = HyperParams(batch_size=batch_size, global_batch_size=global_batch_size or 16 * max(dpus, 1),
-                            learning_rate_shift=learning_rate_shift, reg_shift=reg_shift, admm_alpha_shift=alpha_shift)
-        console = _stderr_console()
-        with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
-            task = bar.add_task("emulating", total=None)
-
-            def tick(n: int, per_epoch: int) -> None:
-                bar.update(task, total=per_epoch * epochs, advance=n)
-
-            result = emulate(dataset, dpus, model, optimizer, hyper, epochs, samples_per_dpu, features or None,
-                             arithmetic, seed, hardware, progress=tick)
-        if as_json:
-            history = [{k: h[k] for k in ("epoch", "train_accuracy", "test_accuracy", "loss", "auc")}
-                       for h in result.history]
-            typer.echo(json.dumps({"history": history, "trace": result.trace, "predicted": result.predicted},
-                                  default=float))
-        else:
-            _render(result)
-
-
-def _stderr_console() -> Any:
+    --json prints {"run", "chosen", "warnings", "history", "trace", "predicted"}.
+    """
     # lazy imports keep the CLI's cold start fast
     from rich.console import Console
+    from rich.progress import Progress
 
-    return Console(stderr=True)
+    from ..api import emulate
+    from ..emulator.api import Options
+    from ..report.json import emit
+
+    given = {k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),
+                               ("learning_rate_shift", learning_rate_shift), ("reg_shift", reg_shift),
+                               ("admm_alpha_shift", alpha_shift)) if v is not None}
+    options = Options(epochs, samples_per_dpu, features, arithmetic, seed, hardware, tasklets, kernels, svm_margin,
+                      _class_weights(class_weights), shuffle)
+    console = Console(stderr=True)
+    with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task("emulating", total=None)
+
+        def tick(n: int, per_epoch: int) -> None:
+            bar.update(task, total=per_epoch * epochs, advance=n)
+
+        result = emulate(dataset, dpus, model, optimizer, given, options, progress=tick)
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if json:
+        emit({"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
+              "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
+              "trace": result.trace, "predicted": result.predicted})
+    else:
+        _render(result)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("emulate")(emulate_command)

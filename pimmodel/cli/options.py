@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 
 from ..errors import SpecError, unknown
-from ..specs import DatasetSpec, HardwareSpec, Workload, load_dataset, load_hardware, study_hyperparams
+from ..specs import (
+    MODELS,
+    OPTIMIZERS,
+    SCALINGS,
+    DatasetSpec,
+    HardwareSpec,
+    Workload,
+    load_dataset,
+    load_hardware,
+    resolve_hyperparams,
+)
 
 Hardware = Annotated[str, typer.Option("--hardware", help="Hardware spec: a name in hardware_specs/ or a TOML file.")]
 Dataset = Annotated[str, typer.Option("--dataset", help="yfcc100m-hnfc6, criteo-1tb, or a dataset TOML file.")]
@@ -49,17 +59,19 @@ def dataset_from_options(name: str, features: int | None, nonzeros: int | None, 
 
 
 def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, tasklets: int, scaling: str,
-                  epochs: int, batch_size: int | None, global_batch: int | None) -> Workload:
-    if model not in ("lr", "svm"):
-        raise unknown("model", model, ("lr", "svm"))
-    if optimizer not in ("ma-sgd", "ga-sgd", "admm"):
-        raise unknown("optimizer", optimizer, ("ma-sgd", "ga-sgd", "admm"))
-    hyper = study_hyperparams(ds, model, optimizer)
-    if batch_size is not None:
-        hyper = replace(hyper, batch_size=batch_size)
-    if global_batch is not None:
-        hyper = replace(hyper, global_batch_size=global_batch)
-    return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper)
+                  epochs: int, batch_size: int | None, global_batch: int | None, kernels: str = "study") -> Workload:
+    """A workload from the options; hyper-parameters the user did not give are the study's, adapted to the
+    deployment (``specs.resolve_hyperparams``), and the record says what was chosen."""
+    if model not in MODELS:
+        raise unknown("model", model, MODELS)
+    if optimizer not in OPTIMIZERS:
+        raise unknown("optimizer", optimizer, OPTIMIZERS)
+    if scaling not in SCALINGS:
+        raise unknown("scaling", scaling, SCALINGS)
+    if dpus <= 0:
+        raise SpecError(f"--dpus must be a positive whole number, got {dpus}")
+    hyper, notes = resolve_hyperparams(ds, model, optimizer, dpus, scaling, batch_size, global_batch, epochs)
+    return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper, kernels, notes)
 
 
 def hardware(name: str) -> HardwareSpec:

@@ -17,13 +17,14 @@ from .common import WL, EquationSet, Exchange, bias_calls, dpu_sections, host_re
 from .terms import Terms
 
 
-def equations(model: str, layout: str) -> EquationSet:
+def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
     t = Terms()
     samples = t.define("S", WL.local_epochs * WL.rows_per_dpu, "samples per DPU per epoch: E_local passes "
                        "over the shard")
-    steps = t.define("n_steps", samples / WL.local_batch, "local steps per DPU per epoch")
+    steps = t.define("n_steps", WL.local_epochs * sympy.ceiling(WL.rows_per_dpu / WL.local_batch),
+                     "local steps per DPU per epoch (the last batch of a pass may be partial)")
     sections = dpu_sections(t, model, layout, samples=samples, steps=steps, launches=sympy.Integer(1),
-                            update=True, admm=True)
+                            update=True, admm=True, kernels=kernels)
     push = [HostCall("w_k", model_bytes(layout), to_pim=True), HostCall("c_k", model_bytes(layout), to_pim=True),
             *bias_calls(layout, to_pim=True)]
     pull = [HostCall("w_k", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]

@@ -176,9 +176,10 @@ def dense_blocks(t: Terms) -> tuple[Expr, Expr]:
     return n, t.define("s_blk", D / T * K.value_bytes / n, "bytes of one w / accumulator block DMA")
 
 
-def dense_sample(t: Terms, model: str, count: Expr) -> Section:
+def dense_sample(t: Terms, model: str, count: Expr, kernels: str = "study") -> Section:
     """Per sample, every tasklet: dot product over its d/T features, then the gradient term into the int32
-    accumulators. DMAs: the X slice, w blocks, accumulator blocks read and written."""
+    accumulators. DMAs: the X slice, w blocks, accumulator blocks read and written. The corrected SVM kernel
+    shifts the feature widened to int64 (the study's casts it to a signed int32)."""
     d_t = D / T
     i_dot = t.define("i_dot", ops(mul64=1, mul64_bytes=COEF.dot_mul_bytes, int64_shift=1, int64_add=1)
                      + K.dot_loop_instructions, "instructions per feature of the dot product x_ij * w_j")
@@ -186,7 +187,8 @@ def dense_sample(t: Terms, model: str, count: Expr) -> Section:
         i_grad = t.define("i_grad", ops(mul64=1, mul64_bytes=COEF.grad_mul_bytes, int64_shift=1, int32_add=1)
                           + K.grad_lr_loop_instructions, "instructions per feature of the LR gradient x_ij * e_i")
     else:
-        i_grad = t.define("i_grad", ops(int32_shift=1) + K.grad_svm_loop_instructions
+        shift = ops(int32_shift=1) if kernels == "study" else ops(int64_shift=1)
+        i_grad = t.define("i_grad", shift + K.grad_svm_loop_instructions
                           + COEF.svm_hit_fraction * (ops(int32_add=1) + K.grad_svm_hit_instructions),
                           "instructions per feature of the SVM gradient (margin hits add the term)")
     work = t.define("I_sample", d_t * (i_dot + i_grad) + K.sample_overhead_instructions,
@@ -336,11 +338,11 @@ def host_reduce(passes: Expr | int, element_bytes: int, layout: str, thread_roun
 
 
 def dpu_sections(t: Terms, model: str, layout: str, samples: Expr, steps: Expr, launches: Expr,
-                 update: bool, admm: bool) -> tuple[Section, ...]:
+                 update: bool, admm: bool, kernels: str = "study") -> tuple[Section, ...]:
     """The DPU work of an epoch: ``samples`` rows, ``steps`` local steps (zeroing [+ update]),
-    ``launches`` kernel launches."""
+    ``launches`` kernel launches, with the ``kernels`` variant."""
     if layout == "dense":
-        sections = [dense_sample(t, model, samples), dense_zero(t, steps)]
+        sections = [dense_sample(t, model, samples, kernels), dense_zero(t, steps)]
         if update:
             sections.append(dense_update(t, steps, admm))
     else:

@@ -31,8 +31,8 @@ _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py
 class CompiledModel:
     """A configuration's compiled expressions: call with arrays (or scalars) by input name."""
 
-    key: tuple[str, str, str, str]
-    """(optimizer, model, layout, link topology)"""
+    key: tuple[str, str, str, str, str]
+    """(optimizer, model, layout, link topology, kernel variant)"""
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     function: Callable[..., list[Any]]
@@ -69,7 +69,7 @@ def _namespace() -> dict[str, Any]:
     return {**np.__dict__, "reduce": functools.reduce, "numpy": np}
 
 
-def _generate(key: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+def _generate(key: tuple[str, str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     # sympy and the equations load only on a cache miss: a cached model runs without them (the CLI's cold start)
     import inspect
 
@@ -93,11 +93,12 @@ def _load(source: str) -> Callable[..., list[Any]]:
 
 
 @functools.cache
-def compiled(optimizer: str, model: str, layout: str, topology: str = "none") -> CompiledModel:
-    """The compiled model of one configuration and link topology (from the disk cache when the sources
-    are unchanged)."""
-    key = (optimizer, model, layout, topology)
-    path = _cache_dir() / _source_key() / f"{optimizer}-{model}-{layout}-{topology}.py"
+def compiled(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
+             ) -> CompiledModel:
+    """The compiled model of one configuration, link topology and kernel variant (from the disk cache when the
+    sources are unchanged)."""
+    key = (optimizer, model, layout, topology, kernels)
+    path = _cache_dir() / _source_key() / f"{optimizer}-{model}-{layout}-{topology}-{kernels}.py"
     if path.exists():
         header, _, source = path.read_text(encoding="utf-8").partition("\n#---\n")
         inputs_line, outputs_line = header.splitlines()

@@ -51,5 +51,5 @@ def evaluate(w: Workload, hw: HardwareSpec | HardwareInputs, coefficients: Mappi
     if missing:
         raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "
                         "(pimmodel.calibration.load_calibration(...).coefficients_for(workload))")
-    model = compiled(w.optimizer, w.model, w.dataset.layout, inputs.topology)
+    model = compiled(w.optimizer, w.model, w.dataset.layout, inputs.topology, w.kernels)
     return model({**inputs.values, **coefficients, **workload_inputs(w), **(workload or {})})

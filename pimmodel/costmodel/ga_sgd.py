@@ -9,6 +9,8 @@ Rounds per epoch R = m / B = rows per DPU / b.
 
 from __future__ import annotations
 
+import sympy
+
 from ..kernels import pricing
 from ..kernels.study import PROFILE as K
 from ..kernels.vocabulary import HostCall
@@ -26,11 +28,12 @@ from .common import (
 from .terms import Terms
 
 
-def equations(model: str, layout: str) -> EquationSet:
+def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
     t = Terms()
-    rounds = t.define("R", WL.rows_per_dpu / WL.local_batch, "rounds per epoch: b = B/N rows per DPU per round")
+    rounds = t.define("R", sympy.ceiling(WL.rows_per_dpu / WL.local_batch), "rounds per epoch: b = B/N rows per "
+                      "DPU per round; the largest shard's last batch may be partial")
     sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
-                            update=False, admm=False)
+                            update=False, admm=False, kernels=kernels)
     gradient_bytes = _gradient_bytes(layout)
     push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
             *bias_calls(layout, to_pim=True, mode="identical")]

@@ -9,18 +9,20 @@ Rounds per epoch R = rows per DPU / b.
 
 from __future__ import annotations
 
+import sympy
+
 from ..kernels.study import PROFILE as K
 from ..kernels.vocabulary import HostCall
 from .common import WL, EquationSet, Exchange, bias_calls, dpu_sections, host_reduce, model_bytes
 from .terms import Terms
 
 
-def equations(model: str, layout: str) -> EquationSet:
+def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
     t = Terms()
-    rounds = t.define("R", WL.rows_per_dpu / WL.local_batch, "rounds per epoch: one local step (and one launch) "
-                      "per round")
+    rounds = t.define("R", sympy.ceiling(WL.rows_per_dpu / WL.local_batch), "rounds per epoch: one local step (and "
+                      "one launch) per round; the largest shard's last batch may be partial")
     sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
-                            update=True, admm=False)
+                            update=True, admm=False, kernels=kernels)
     push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
             *bias_calls(layout, to_pim=True, mode="identical")]
     pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]

@@ -49,6 +49,7 @@ class Prediction:
             "per_epoch_s": {**{p: float(self.per_epoch_s[p]) for p in PHASES}, "total": self.per_epoch_total_s},
             "per_epoch_bytes": {k: float(self.per_epoch_bytes[k]) for k in BYTE_KEYS},
             "total_s": self.total_s, "bottleneck": self.bottleneck, "calibration": self.calibration,
+            "kernels": w.kernels, "chosen": list(w.notes),
             **dict(self.extra),
         }
 

@@ -20,10 +20,11 @@ SHOWN = (*PHASES, "mram_wram_dma_exposed")
 PHASE_LATEX["mram_wram_dma_exposed"] = r"T_{\mathrm{DMA,exposed}}"
 
 
-def equation_record(optimizer: str, model: str, layout: str, topology: str = "none") -> dict[str, Any]:
+def equation_record(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
+                    ) -> dict[str, Any]:
     """``{"optimizer", "model", "layout", "topology", "phases": {phase: {"equation", "latex", "terms"}},
     "terms": {name: {"definition", "latex", "doc"}}}``: every phase over named terms, and every term."""
-    terms, outputs = readable(optimizer, model, layout, topology)
+    terms, outputs = readable(optimizer, model, layout, topology, kernels)
     names = {**latex_names(), **terms.latex_names()}
 
     def tex(e: Any) -> str:
@@ -36,5 +37,6 @@ def equation_record(optimizer: str, model: str, layout: str, topology: str = "no
                          "terms": [t.symbol.name for t in terms.used_by(expr)]}
     defined = {t.symbol.name: {"definition": sympy.sstr(t.definition),
                                "latex": f"{t.latex} = {tex(t.definition)}", "doc": t.doc} for t in terms}
-    return {"optimizer": optimizer, "model": model, "layout": layout, "topology": topology, "phases": phases,
+    return {"optimizer": optimizer, "model": model, "layout": layout, "topology": topology, "kernels": kernels,
+            "phases": phases,
             "terms": defined}

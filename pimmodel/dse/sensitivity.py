@@ -73,10 +73,10 @@ def _zero_ceiling_derivatives(expr: Any) -> Any:
 
 
 @lru_cache(maxsize=32)
-def derivative_function(optimizer: str, model: str, layout: str, topology: str, view: str
+def derivative_function(optimizer: str, model: str, layout: str, topology: str, view: str, kernels: str = "study"
                         ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...], Callable[..., list[Any]]]:
     """(phase, parameter) pairs, the input names, and one numpy function returning d phase / d parameter."""
-    exprs = expressions(optimizer, model, layout, topology)
+    exprs = expressions(optimizer, model, layout, topology, kernels)
     keys, derivs = [], []
     for phase in PHASES:
         source = EXPOSED_DMA if phase == "mram_wram_dma" and view == "wall" else phase
@@ -99,7 +99,8 @@ def _epoch_s(w: Workload, hw: HardwareSpec, view: str, coefficients: Mapping[str
 def elasticities(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], view: str = "wall"
                  ) -> dict[str, Any]:
     """Phase seconds and, per hardware parameter, the elasticity of the epoch time and of each phase."""
-    keys, inputs, fn = derivative_function(w.optimizer, w.model, w.dataset.layout, hw.link_topology, view)
+    keys, inputs, fn = derivative_function(w.optimizer, w.model, w.dataset.layout, hw.link_topology, view,
+                                           w.kernels)
     values = {**hw.numeric(), **coefficients, **workload_inputs(w)}
     with np.errstate(all="ignore"):
         derivs = [float(d) for d in fn(*(values[n] for n in inputs))]

@@ -24,7 +24,9 @@ CRITEO_POSITIVE_FRACTION = 0.0342
 
 
 class Shards(Protocol):
-    """Per-DPU training rows, in memory or generated on demand."""
+    """Per-DPU training rows, in memory or generated on demand. Shards may differ by one row (the remainder of
+    the rows is spread over the first DPUs); ``rows`` pads the shorter ones and ``valid`` says which rows are
+    real."""
 
     @property
     def layout(self) -> str: ...
@@ -33,7 +35,8 @@ class Shards(Protocol):
     def n_dpus(self) -> int: ...
 
     @property
-    def rows_per_dpu(self) -> int: ...
+    def rows_per_dpu(self) -> int:
+        """Rows of the largest shard."""
 
     @property
     def features(self) -> int:
@@ -41,15 +44,20 @@ class Shards(Protocol):
 
     def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]: ...
 
+    def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
+        """(DPUs, stop - start) mask of real rows, or None when every row is real."""
+
 
 @dataclass
 class ArrayShards:
-    """In-memory shards: x (D, rows, d) uint32 or (D, rows, z) int32 indices; y (D, rows) uint8."""
+    """In-memory shards: x (D, rows, d) uint32 or (D, rows, z) int32 indices; y (D, rows) uint8; ``counts``: the
+    real rows of each DPU (None: all ``rows``); padded rows are zeros."""
 
     x: NDArray
     y: NDArray[np.uint8]
     layout: str
     features: int
+    counts: NDArray[np.int64] | None = None
 
     @property
     def n_dpus(self) -> int:
@@ -62,6 +70,11 @@ class ArrayShards:
     def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]:
         return self.x[:, start:stop], self.y[:, start:stop]
 
+    def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
+        if self.counts is None or int(self.counts.min()) >= min(stop, self.rows_per_dpu):
+            return None
+        return np.arange(start, min(stop, self.rows_per_dpu))[None, :] < self.counts[:, None]
+
 
 def pad_features(x: NDArray[np.uint32], multiple: int) -> NDArray[np.uint32]:
     """Zero-pad the feature axis to a multiple (the kernels need d divisible by tasklets x 128)."""
@@ -70,17 +83,30 @@ def pad_features(x: NDArray[np.uint32], multiple: int) -> NDArray[np.uint32]:
     return x if pad == 0 else np.concatenate([x, np.zeros((*x.shape[:-1], pad), np.uint32)], axis=-1)
 
 
+def shard_sizes(rows: int, n_dpus: int) -> NDArray[np.int64]:
+    """Rows per DPU as a host splits them: contiguous blocks, the remainder spread over the first DPUs."""
+    if rows < n_dpus:
+        raise DataError(f"{rows:,} rows cannot feed {n_dpus:,} DPUs; use at most {rows:,} --dpus")
+    q, r = divmod(rows, n_dpus)
+    return np.array([q + 1] * r + [q] * (n_dpus - r), dtype=np.int64)
+
+
 def shard(x: NDArray, y: NDArray, n_dpus: int, layout: str, features: int, pad_multiple: int = 2048
           ) -> ArrayShards:
-    """Contiguous blocks of m // N rows per DPU (the remainder rows are dropped, as the study sizes m)."""
-    per = x.shape[0] // n_dpus
-    if per == 0:
-        raise DataError(f"{x.shape[0]} rows cannot feed {n_dpus} DPUs; use fewer --dpus")
-    xs = x[: per * n_dpus].reshape(n_dpus, per, *x.shape[1:])
+    """Contiguous blocks per DPU, the remainder spread over the first DPUs (nothing dropped); shorter shards
+    are padded with zero rows that ``ArrayShards.valid`` marks."""
+    counts = shard_sizes(x.shape[0], n_dpus)
+    longest = int(counts[0])
+    xs = np.zeros((n_dpus, longest, *x.shape[1:]), dtype=x.dtype)
+    ys = np.zeros((n_dpus, longest), dtype=np.uint8)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    for k, (lo, n) in enumerate(zip(starts, counts, strict=True)):
+        xs[k, :n] = x[lo:lo + n]
+        ys[k, :n] = np.asarray(y[lo:lo + n], np.uint8)
     if layout == "dense":
         xs = pad_features(xs, pad_multiple)
         features = xs.shape[-1]
-    return ArrayShards(xs, np.asarray(y[: per * n_dpus], np.uint8).reshape(n_dpus, per), layout, features)
+    return ArrayShards(xs, ys, layout, features, None if counts[-1] == longest else counts)
 
 
 def check_labels(y: NDArray) -> NDArray[np.uint8]:
@@ -132,6 +158,9 @@ class SyntheticDense:
         np.minimum(h, 1.0, out=h)
         h *= np.float32(fx.ONE)  # exact: a power of two, h in [0, 1]; float32 -> uint32 truncates as float64 does
         return h.astype(np.uint32), y
+
+    def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
+        return None  # every DPU gets rows_per_dpu rows
 
     def _block(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
         got = self._cache.get(blk)

@@ -24,7 +24,8 @@ class _PimLinear:
     def __init__(self, optimizer: str = "ma-sgd", n_dpus: int = 16, hardware: str = DEFAULT_HARDWARE,
                  batch_size: int = 8, global_batch_size: int = 64, learning_rate_shift: int = 4,
                  reg_shift: int = 12, alpha_shift: int = 4, epochs: int = 10, arithmetic: str = "fixed",
-                 tasklets: int = 16, svm_margin: str = "artifact", admm_consensus: str = "artifact") -> None:
+                 tasklets: int = 16, kernels: str = "study", svm_margin: float | None = None,
+                 admm_consensus: str = "artifact") -> None:
         self.optimizer = optimizer
         self.n_dpus = n_dpus
         self.hardware = hardware
@@ -36,6 +37,7 @@ class _PimLinear:
         self.epochs = epochs
         self.arithmetic = arithmetic
         self.tasklets = tasklets
+        self.kernels = kernels
         self.svm_margin = svm_margin
         self.admm_consensus = admm_consensus
 
@@ -52,7 +54,8 @@ class _PimLinear:
         return TrainConfig(model=self._model, optimizer=self.optimizer, batch_size=self.batch_size,
                            global_batch_size=self.global_batch_size, learning_rate_shift=self.learning_rate_shift,
                            reg_shift=self.reg_shift, alpha_shift=self.alpha_shift, epochs=self.epochs,
-                           arithmetic=self.arithmetic, tasklets=self.tasklets, svm_margin=self.svm_margin,
+                           arithmetic=self.arithmetic, tasklets=self.tasklets, kernels=self.kernels,
+                           svm_margin=self.svm_margin,
                            admm_consensus=self.admm_consensus,
                            dma_max_bytes=load_hardware(self.hardware).dma_max_bytes)
 
@@ -112,6 +115,6 @@ class PimLogisticRegression(_PimLinear):
 
 
 class PimSVM(_PimLinear):
-    """Linear SVM (hinge loss, the artifact's margin 2^-15 unless ``svm_margin='intended'``)."""
+    """Linear SVM (hinge loss; the artifact's margin 2^-15 with ``kernels='study'``, 0.5 with 'corrected')."""
 
     _model = "svm"

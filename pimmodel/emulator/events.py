@@ -21,7 +21,11 @@ SIGMOID_OPS = dict(K.sigmoid_ops)
 """Soft-float calls of the LR sigmoid (``kernels.study.KernelProfile.sigmoid_ops``)."""
 
 
-def serial_section(tr: Trace, model: str, samples: int) -> None:
+Rows = NDArray[np.float64]
+"""Samples each DPU processed in a step (shards may differ by a row; a last batch may be partial)."""
+
+
+def serial_section(tr: Trace, model: str, samples: Rows) -> None:
     """Tasklet 0 between the two per-sample barriers (reduction, then sigmoid + LUT read or margin test)."""
     t = tr.tasklets
     tr.add("ops", "int64_add", samples * t, ERROR)
@@ -36,10 +40,11 @@ def serial_section(tr: Trace, model: str, samples: int) -> None:
     tr.add("events", "samples", samples, ERROR)
 
 
-def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update: bool, admm: bool,
-               dma_max_bytes: int) -> None:
-    """One local step of the dense kernels on every DPU (b samples of d features)."""
-    t, n = tr.tasklets, b * d
+def dense_step(tr: Trace, stats: KernelStats, rows: Rows, b: int, d: int, model: str, update: bool, admm: bool,
+               dma_max_bytes: int, variant: str = "study") -> None:
+    """One local step of the dense kernels on every DPU: ``rows`` samples of d features (the batch size b
+    decides the label read); the corrected SVM kernel shifts the widened (int64) feature."""
+    t, n = tr.tasklets, rows * d
     hits = stats.margin_hits.astype(np.float64)
     tr.add("ops", "mul64", n * (2 if model == "lr" else 1), SAMPLE)
     tr.add("ops", "mul64_bytes", stats.dot_mul_bytes + stats.grad_mul_bytes, SAMPLE)
@@ -50,27 +55,28 @@ def dense_step(tr: Trace, stats: KernelStats, b: int, d: int, model: str, update
         tr.add("ops", "int32_add", n, SAMPLE)
         book = n * (K.dot_loop_instructions + K.grad_lr_loop_instructions)
     else:
-        tr.add("ops", "int32_shift", n, SAMPLE)
+        tr.add("ops", "int32_shift" if variant == "study" else "int64_shift", n, SAMPLE)
         tr.add("ops", "int32_add", hits * d, SAMPLE)
         book = n * (K.dot_loop_instructions + K.grad_svm_loop_instructions) + hits * d * K.grad_svm_hit_instructions
-    tr.add("ops", "bookkeeping", book + b * t * K.sample_overhead_instructions, SAMPLE)
+    tr.add("ops", "bookkeeping", book + rows * t * K.sample_overhead_instructions, SAMPLE)
     tr.add("ops", "bookkeeping", d * K.zero_loop_instructions + t * K.step_overhead_instructions, ZERO)
     d_t = d // t
     x_n, x_b = blocks(d_t * K.value_bytes, dma_max_bytes)
     blk_n, blk_b = blocks(d_t * K.value_bytes, K.dense_block_bytes)
-    tr.add("dmas", ("read", x_b, t), b * x_n * t, SAMPLE)
-    tr.add("dmas", ("read", blk_b, t), b * 2 * blk_n * t, SAMPLE)
-    tr.add("dmas", ("write", blk_b, t), b * blk_n * t, SAMPLE)  # accumulators per sample
+    tr.add("dmas", ("read", x_b, t), rows * x_n * t, SAMPLE)
+    tr.add("dmas", ("read", blk_b, t), rows * 2 * blk_n * t, SAMPLE)
+    tr.add("dmas", ("write", blk_b, t), rows * blk_n * t, SAMPLE)  # accumulators per sample
     tr.add("dmas", ("write", blk_b, t), blk_n * t, ZERO)
     _label_events(tr, "dense", update, b, dma_max_bytes)
     if update:
         _dense_update_events(tr, d, admm, blk_n, blk_b)
-    serial_section(tr, model, b)
+    serial_section(tr, model, rows)
     _step_events(tr, stats, "dense", update)
 
 
 def _label_events(tr: Trace, layout: str, update: bool, b: int, dma_max_bytes: int) -> None:
-    """Tasklet 0 reads the local batch's labels: in one DMA (dense MA / ADMM) or in fixed blocks."""
+    """Tasklet 0 reads the local batch's labels: in one DMA (dense MA / ADMM) or in fixed blocks; a partial
+    last batch reads the same b labels (the kernel's transfer sizes are fixed)."""
     block = K.label_block_bytes(layout, update)
     if block == 0:
         n, each = blocks(8 * math.ceil(b * K.label_bytes / 8), dma_max_bytes)
@@ -99,29 +105,29 @@ def _step_events(tr: Trace, stats: KernelStats, layout: str, update: bool) -> No
         tr.add("events", "acc_skipped", stats.acc_skipped, SAMPLE)
 
 
-def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_index: int, model: str,
+def sparse_step(tr: Trace, stats: KernelStats, rows: Rows, b: int, z: int, d: int, bias_index: int, model: str,
                 update: bool, admm: bool, dma_max_bytes: int) -> None:
-    """One local step of the sparse kernels: b samples of z active slots, model length d."""
+    """One local step of the sparse kernels: ``rows`` samples of z active slots, model length d."""
     t = tr.tasklets
-    hits = stats.margin_hits.astype(np.float64) if model == "svm" else float(b)
-    tr.add("ops", "int64_add", b * z + hits * z, SAMPLE)
-    tr.add("ops", "bookkeeping", b * z * K.sparse_slot_instructions + hits * z * K.sparse_grad_slot_instructions
-           + b * t * K.sample_overhead_instructions, SAMPLE)
+    hits = stats.margin_hits.astype(np.float64) if model == "svm" else rows
+    tr.add("ops", "int64_add", rows * z + hits * z, SAMPLE)
+    tr.add("ops", "bookkeeping", rows * z * K.sparse_slot_instructions + hits * z * K.sparse_grad_slot_instructions
+           + rows * t * K.sample_overhead_instructions, SAMPLE)
     # the z slots are split ceil(z/T) / floor(z/T): the extra slot of the z mod T busier tasklets runs
     # while the others already wait at the barrier
     q_hi, n_hi = -(-z // t), z % t or t
     if q_hi > z // t:
-        tr.add("tail_ops", ("int64_add", n_hi), (b + hits) * n_hi, SAMPLE)
-        tr.add("tail_ops", ("bookkeeping", n_hi), (b * K.sparse_slot_instructions
+        tr.add("tail_ops", ("int64_add", n_hi), (rows + hits) * n_hi, SAMPLE)
+        tr.add("tail_ops", ("bookkeeping", n_hi), (rows * K.sparse_slot_instructions
                                                    + hits * K.sparse_grad_slot_instructions) * n_hi, SAMPLE)
     for q, n in ((q_hi, n_hi), (z // t, t - n_hi)):
         if n and q:
-            tr.add("dmas", ("read", 8 * math.ceil(q * K.value_bytes / 8), t), b * n, SAMPLE)
+            tr.add("dmas", ("read", 8 * math.ceil(q * K.value_bytes / 8), t), rows * n, SAMPLE)
     conc = max(1, (2 * z + q_hi) // (2 * q_hi))  # z / q_hi concurrent random accesses, rounded half up
-    tr.add("dmas", ("read", K.sparse_access_bytes, conc), b * (2 * z + 1), SAMPLE)  # w gathers, accumulator reads
+    tr.add("dmas", ("read", K.sparse_access_bytes, conc), rows * (2 * z + 1), SAMPLE)  # w gathers, accumulator reads
     # float64 mode has no -1 guards: every gradient term is written back
     writes = stats.acc_writes if stats.acc_writes.size else hits * z
-    tr.add("dmas", ("write", K.sparse_access_bytes, conc), writes + b, SAMPLE)  # + the bias accumulator
+    tr.add("dmas", ("write", K.sparse_access_bytes, conc), writes + rows, SAMPLE)  # + the bias accumulator
     tr.add("dmas", ("read", K.sparse_access_bytes, 1), 1, STEP_READS)  # the bias weight, once per step
     _label_events(tr, "sparse", update, b, dma_max_bytes)
     zero_n, zero_b = blocks(d * K.sparse_acc_bytes // t, K.sparse_dense_block_bytes)
@@ -138,7 +144,7 @@ def sparse_step(tr: Trace, stats: KernelStats, b: int, z: int, d: int, bias_inde
         tr.add("dmas", ("read", K.dense_block_bytes, t), upd * (2 if admm else 1), UPDATE)
         tr.add("dmas", ("read", K.sparse_dense_block_bytes, t), upd, UPDATE)
         tr.add("dmas", ("write", K.dense_block_bytes, t), upd, UPDATE)
-    serial_section(tr, model, b)
+    serial_section(tr, model, rows)
     _step_events(tr, stats, "sparse", update)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from . import fixedpoint as fx
 from .kernels import SharedLocal
@@ -39,11 +39,19 @@ def average_bias_fixed(local: I64) -> np.int64:
     return np.int64(fx.clamp64(fx.trunc_div(local.sum(dtype=np.int64), local.shape[0])))
 
 
-def ga_update_fixed(w: I64, grad_sum: I64, global_batch_log2: int, decay_shift: int,
+def batch_mean(total: ArrayLike, global_batch: int) -> I64:
+    """The host's mean of a gradient sum over B samples: D(A >> log2 B) as the study's host code (B a power of
+    two), else C's truncating division D(A / B) (any DPU count: B = N x b)."""
+    if global_batch & (global_batch - 1) == 0:
+        return fx.shift_guard(total, global_batch.bit_length() - 1)
+    return fx.guard(fx.trunc_div(total, global_batch))
+
+
+def ga_update_fixed(w: I64, grad_sum: I64, global_batch: int, decay_shift: int,
                     no_decay: slice | None = None) -> I64:
-    """GA-SGD host update: w <- clamp(w - D(A >> log2 B) - D(w >> (l + r))); ``no_decay`` marks the
+    """GA-SGD host update: w <- clamp(w - mean(A) - D(w >> (l + r))) (``batch_mean``); ``no_decay`` marks the
     sparse layout's bias slot (updated without regularization)."""
-    g = fx.shift_guard(grad_sum, global_batch_log2)
+    g = batch_mean(grad_sum, global_batch)
     dec = fx.shift_guard(w, decay_shift)
     if no_decay is not None:
         dec[no_decay] = 0

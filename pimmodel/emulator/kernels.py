@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import DataError
 from . import fixedpoint as fx
 from .lut import sigmoid, sigmoid_q31
 
@@ -26,19 +27,56 @@ CHUNK_ELEMENTS = 1 << 21
 SVM_MARGIN_Q31 = 1 << 16
 """The artifact's CONSTRAINT: 2^-15 in real units (the comments say 0.5)."""
 SVM_MARGIN_INTENDED_Q31 = 1 << 30
-CLASS_WEIGHT_NEG_SHIFT = 1
-CLASS_WEIGHT_POS_FACTOR = 15
+STUDY_CLASS_WEIGHTS = (0.5, 15.0)
+"""The artifact's Criteo kernels: negatives x 0.5 (a shift), positives x 15 (16 s - s)."""
+
+
+@dataclass(frozen=True)
+class ClassWeights:
+    """Per-class factors of the sparse kernels' per-sample gradient scalar, each ``num / 2^shift`` (what the DPU
+    computes with a multiply and a shift; the study's 0.5 and 15 are ``1 >> 1`` and ``15 >> 0``)."""
+
+    negative: tuple[int, int] = (1, 0)
+    positive: tuple[int, int] = (1, 0)
+
+    @classmethod
+    def of(cls, negative: float, positive: float) -> ClassWeights:
+        return cls(_dyadic(negative), _dyadic(positive))
+
+    @property
+    def values(self) -> tuple[float, float]:
+        return tuple(n / 2**k for n, k in (self.negative, self.positive))  # type: ignore[return-value]
+
+    @property
+    def neutral(self) -> bool:
+        return self.negative == (1, 0) and self.positive == (1, 0)
+
+
+def _dyadic(weight: float) -> tuple[int, int]:
+    """``weight`` as num / 2^shift with num < 2^16 and shift <= 16, exactly (else a one-line error)."""
+    for shift in range(17):
+        num = weight * 2**shift
+        if num == int(num) and 0 < num < 1 << 16:
+            return int(num), shift
+    raise DataError(f"class weight {weight!r} is not a positive multiple of 2^-16 below 2^16 (the DPU applies it "
+                    "with a multiply and a shift); use e.g. 0.5, 1, 15")
 
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """What a kernel needs besides the data: model, arithmetic and the shift hyper-parameters."""
+    """What a kernel needs besides the data: model, arithmetic, the shift hyper-parameters and the variant.
+
+    ``variant`` "study" is the artifact bit for bit: the SVM kernels cast the unsigned Q1.31 feature to a signed
+    int32 (a feature of exactly 1.0, 2^31, becomes -1.0); "corrected" widens it to int64 first. The SVM margin
+    (Q31) and the sparse kernels' class weights are separate settings, defaulting per variant (``TrainConfig``)."""
 
     model: str
     learning_rate_shift: int
     reg_shift: int
     fixed: bool = True
     svm_margin_q31: int = SVM_MARGIN_Q31
+    variant: str = "study"
+    class_weights: ClassWeights = ClassWeights.of(*STUDY_CLASS_WEIGHTS)
 
     @property
     def eta(self) -> float:
@@ -143,10 +181,11 @@ def _blocks(n_dpus: int, b: int, d: int) -> list[tuple[slice, slice]]:
 
 
 def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[np.uint32],
-                      y: NDArray[np.uint8], cfg: KernelConfig
+                      y: NDArray[np.uint8], cfg: KernelConfig, valid: NDArray[np.bool_] | None = None
                       ) -> tuple[NDArray[np.int64], NDArray[np.int64], KernelStats]:
     """One local batch of the dense kernels: the int32 accumulators a (D, d) and the int64 bias
-    accumulator (D,), both already eta-scaled (before the division by b).
+    accumulator (D,), both already eta-scaled (before the division by b). ``valid`` (D, b): the rows a DPU
+    really holds (a shorter shard's padding rows contribute nothing).
 
     Two passes over cache-sized blocks: the dot products of the whole batch (the weights are fixed during
     a step), then the per-sample scalars at once, then the gradient terms and the multiply byte counts."""
@@ -171,6 +210,8 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
     w_abs = np.abs(w)
     if cfg.model == "lr":
         e = sigmoid_q31(z) - yc * fx.ONE
+        if valid is not None:
+            e = np.where(valid, e, 0)
         e_abs = np.abs(e)
         shift = fx.SHIFT + cfg.learning_rate_shift
         # the int32 store only changes a term equal to 2^31 (x = e = 2^31 with no learning-rate shift)
@@ -192,11 +233,13 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
             stats.grad_mul_bytes[ds] += grad_b
         bias_acc = fx.shift_guard(e, cfg.learning_rate_shift).sum(axis=1)
     else:
-        hit, sign = _svm_hits(z, yc, cfg)
+        hit, sign = _svm_hits(z, yc, cfg, valid)
         coeff = (hit * sign).astype(np.float64)  # exact in float64: |sum| < 2^53
+        # the study's kernel casts the unsigned feature to a signed int32 (2^31 becomes -2^31); corrected widens it
+        cast = fx.wrap_int32 if cfg.variant == "study" else (lambda v: np.asarray(v, dtype=np.int64))
         for ds, cs in blocks:
             xb = x[ds, cs]
-            term = fx.shift_guard(fx.wrap_int32(xb), cfg.learning_rate_shift).astype(np.float64)
+            term = fx.shift_guard(cast(xb), cfg.learning_rate_shift).astype(np.float64)
             acc[ds] += np.matmul(coeff[ds, None, cs], term)[:, 0, :].astype(np.int64)
             dot_b, _ = (_mul_bytes_fast(xb, w_abs[ds], None, scratch(mask, ds, cs)) if packed
                         else _mul_bytes(xb, w_abs[ds], None))
@@ -206,12 +249,15 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
     return fx.wrap_int32(acc), bias_acc, stats
 
 
-def _svm_hits(z: NDArray[np.int64], y: NDArray[np.int64], cfg: KernelConfig
+def _svm_hits(z: NDArray[np.int64], y: NDArray[np.int64], cfg: KernelConfig, valid: NDArray[np.bool_] | None
               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Margin test on y*z (z negated for y = -1) and the gradient sign (-1 for y = +1, +1 for y = -1)."""
+    """Margin test on y*z (z negated for y = -1) and the gradient sign (-1 for y = +1, +1 for y = -1); padding
+    rows never hit."""
     yz = np.where(y == 1, z, -z)
-    hit = (yz < cfg.svm_margin_q31).astype(np.int64)
-    return hit, np.where(y == 1, -1, 1)
+    hit = yz < cfg.svm_margin_q31
+    if valid is not None:
+        hit &= valid
+    return hit.astype(np.int64), np.where(y == 1, -1, 1)
 
 
 def dense_update_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], acc: NDArray[np.int64],
@@ -230,7 +276,7 @@ def dense_update_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], acc: NDArr
 
 
 def dense_batch_float(w: NDArray[np.float64], bias: NDArray[np.float64], x: NDArray[np.uint32],
-                      y: NDArray[np.uint8], cfg: KernelConfig
+                      y: NDArray[np.uint8], cfg: KernelConfig, valid: NDArray[np.bool_] | None = None
                       ) -> tuple[NDArray[np.float64], NDArray[np.float64], KernelStats]:
     """float64 mode: the same batch without quantization (eta-scaled sums, real units)."""
     n_dpus = x.shape[0]
@@ -243,8 +289,12 @@ def dense_batch_float(w: NDArray[np.float64], bias: NDArray[np.float64], x: NDAr
     else:
         sign = np.where(y == 1, 1.0, -1.0)
         hit = sign * z < cfg.svm_margin_q31 / fx.ONE
+        if valid is not None:
+            hit &= valid
         coeff = -cfg.eta * sign * hit
         stats.margin_hits += hit.sum(axis=1)
+    if valid is not None:
+        coeff = np.where(valid, coeff, 0.0)
     acc = np.matmul(coeff[:, None, :], xr)[:, 0, :]
     return acc, coeff.sum(axis=1), stats
 
@@ -272,20 +322,22 @@ def _sparse_dot(w: NDArray, idx: NDArray, bias_index: int) -> NDArray:
     return w[rows, idx].astype(w.dtype if w.dtype == np.float64 else np.int64).sum(axis=2) + w[:, bias_index][:, None]
 
 
-def _sparse_scalars_fixed(z: NDArray[np.int64], y: NDArray[np.int64], cfg: KernelConfig
+def _sparse_scalars_fixed(z: NDArray[np.int64], y: NDArray[np.int64], cfg: KernelConfig,
+                          valid: NDArray[np.bool_] | None
                           ) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.int64]]:
     """Per sample: the class-weighted value added to each active accumulator, whether the accumulator
-    is written, and the SVM margin hits."""
+    is written, and the SVM margin hits (padding rows write nothing)."""
     if cfg.model == "lr":
         s0 = (sigmoid_q31(z) - y * fx.ONE) >> cfg.learning_rate_shift
-        hit = np.ones(z.shape, dtype=np.int64)
+        hit = np.ones(z.shape, dtype=np.int64) if valid is None else valid.astype(np.int64)
     else:
         s0 = np.full(z.shape, fx.ONE >> cfg.learning_rate_shift, dtype=np.int64)
-        hit, _ = _svm_hits(z, y, cfg)
-    weighted = np.where(y == 0, s0 >> CLASS_WEIGHT_NEG_SHIFT, CLASS_WEIGHT_POS_FACTOR * s0)
+        hit, _ = _svm_hits(z, y, cfg, valid)
+    (n_num, n_shift), (p_num, p_shift) = cfg.class_weights.negative, cfg.class_weights.positive
+    weighted = np.where(y == 0, (s0 * n_num) >> n_shift, (s0 * p_num) >> p_shift)
     s = np.where(s0 == -1, s0, np.where(weighted == -1, s0, weighted))
     if cfg.model == "lr":
-        return s, s != -1, hit
+        return s, (s != -1) & hit.astype(bool), hit
     value = np.where(s == -1, 0, np.where(y == 1, -s, s))
     return value, hit.astype(bool), hit
 
@@ -336,13 +388,13 @@ def _absorbing_sums(keys: NDArray[np.int64], values: NDArray[np.int64]
 
 
 def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArray[np.uint8], bias_index: int,
-                       cfg: KernelConfig) -> tuple[SparseAcc, KernelStats]:
+                       cfg: KernelConfig, valid: NDArray[np.bool_] | None = None) -> tuple[SparseAcc, KernelStats]:
     """One local batch of the sparse kernels (class-weighted LR or SVM, int64 accumulators)."""
     n_dpus, b, z_slots = idx.shape
     d = w.shape[1]
     yi = y.astype(np.int64)
     z = _sparse_dot(w, idx, bias_index)
-    value, active, hit = _sparse_scalars_fixed(z, yi, cfg)
+    value, active, hit = _sparse_scalars_fixed(z, yi, cfg, valid)
     per_dpu = idx.astype(np.int64).reshape(n_dpus, -1)
     per_dpu += np.arange(n_dpus, dtype=np.int64)[:, None] * d
     flat = per_dpu.reshape(-1)
@@ -359,9 +411,10 @@ def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArra
         skipped_dpu = keys_in[order[~written]] // d
         writes = attempted - np.bincount(skipped_dpu, minlength=n_dpus).astype(np.int64)
     bias_add = np.where(active | (cfg.model == "svm"), np.where(active, value, 0), 0).sum(axis=1)
+    slots = (b if valid is None else valid.sum(axis=1)) * z_slots  # the real rows' slots
     stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), hit.sum(axis=1),
-                        acc_writes=writes, acc_skipped=b * z_slots - writes)
-    stats.acc_skipped = stats.acc_skipped - (b * z_slots - attempted) * (cfg.model == "svm")
+                        acc_writes=writes, acc_skipped=slots - writes)
+    stats.acc_skipped = stats.acc_skipped - (slots - attempted) * (cfg.model == "svm")
     return SparseAcc(keys, totals, bias_add.astype(np.int64)), stats
 
 
@@ -450,17 +503,19 @@ def sparse_update_shared(w_row: NDArray[np.int32], acc: SparseAcc, batch_log2: i
 
 
 def sparse_batch_float(w: NDArray[np.float64], idx: NDArray[np.integer], y: NDArray[np.uint8], bias_index: int,
-                       cfg: KernelConfig) -> tuple[NDArray[np.float64], KernelStats]:
+                       cfg: KernelConfig, valid: NDArray[np.bool_] | None = None
+                       ) -> tuple[NDArray[np.float64], KernelStats]:
     """float64 mode of the sparse kernels: dense (D, d) eta-scaled accumulators, bias slot included."""
     n_dpus, b, _ = idx.shape
     z = _sparse_dot(w, idx, bias_index)
-    weight = np.where(y == 1, float(CLASS_WEIGHT_POS_FACTOR), 0.5)
-    hit = np.ones(z.shape, dtype=bool)
+    negative, positive = cfg.class_weights.values
+    weight = np.where(y == 1, positive, negative)
+    hit = np.ones(z.shape, dtype=bool) if valid is None else valid.copy()
     if cfg.model == "lr":
-        value = cfg.eta * weight * (sigmoid(z) - y)
+        value = cfg.eta * weight * (sigmoid(z) - y) * hit
     else:
         sign = np.where(y == 1, 1.0, -1.0)
-        hit = sign * z < cfg.svm_margin_q31 / fx.ONE
+        hit &= sign * z < cfg.svm_margin_q31 / fx.ONE
         value = -cfg.eta * weight * sign * hit
     acc = np.zeros_like(w)
     rows = np.broadcast_to(np.arange(n_dpus)[:, None, None], idx.shape)

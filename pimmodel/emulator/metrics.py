@@ -44,11 +44,15 @@ def roc_auc(y: NDArray, score: NDArray[np.float64]) -> float:
 
 
 def evaluate(z: NDArray[np.float64], y: NDArray, model: str) -> dict[str, float]:
+    """Accuracy with what it should be read against (the majority-class baseline: the accuracy of always
+    predicting the commoner class; the predicted-positive rate), the model's loss, and ROC AUC."""
     yb = np.asarray(y).astype(bool)
     acc = float(((z > 0) == yb).mean())
+    majority = float(max(yb.mean(), 1.0 - yb.mean()))
     if model == "lr":
         p = np.clip(sigmoid(z), 1e-15, 1 - 1e-15)
         loss = float(-(yb * np.log(p) + (~yb) * np.log(1 - p)).mean())
     else:
         loss = float(np.maximum(0.0, HINGE_MARGIN - np.where(yb, 1.0, -1.0) * z).mean())
-    return {"accuracy": acc, "loss": loss, "auc": roc_auc(yb, z)}
+    return {"accuracy": acc, "majority_baseline": majority, "positive_rate": float((z > 0).mean()), "loss": loss,
+            "auc": roc_auc(yb, z)}

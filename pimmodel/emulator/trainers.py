@@ -42,8 +42,14 @@ class TrainConfig:
     epochs: int = 1
     arithmetic: str = "fixed"
     tasklets: int = 16
-    svm_margin: str = "artifact"
-    """'artifact' (2^-15, as the kernels) or 'intended' (0.5, as the comments and baselines)."""
+    kernels: str = "study"
+    """'study' (the artifact's kernels bit for bit) or 'corrected' (widening casts, SVM margin 0.5, class weights
+    1:1); see ``kernels.KernelConfig``."""
+    svm_margin: float | None = None
+    """SVM margin in real units; None: the variant's (2^-15 as the study's kernels, 0.5 corrected)."""
+    class_weights: tuple[float, float] | None = None
+    """(negative, positive) factors of the sparse kernels' gradient; None: the variant's ((0.5, 15) study, 1:1
+    corrected)."""
     admm_consensus: str = "artifact"
     """'artifact' (the SVM z scale missing a factor N) or 'intended'."""
     task_epochs: int = 1
@@ -51,10 +57,26 @@ class TrainConfig:
     dma_max_bytes: int = 2048
     """The hardware's largest MRAM<->WRAM DMA (a kernel build parameter: larger transfers are split)."""
 
+    @property
+    def margin(self) -> float:
+        """The SVM margin in real units."""
+        if self.svm_margin is not None:
+            return self.svm_margin
+        return kn.SVM_MARGIN_Q31 / fx.ONE if self.kernels == "study" else 0.5
+
+    @property
+    def weights(self) -> tuple[float, float]:
+        """(negative, positive) class weights of the sparse kernels."""
+        if self.class_weights is not None:
+            return self.class_weights
+        return kn.STUDY_CLASS_WEIGHTS if self.kernels == "study" else (1.0, 1.0)
+
     def kernel(self) -> kn.KernelConfig:
-        margin = kn.SVM_MARGIN_Q31 if self.svm_margin == "artifact" else kn.SVM_MARGIN_INTENDED_Q31
-        return kn.KernelConfig(self.model, self.learning_rate_shift, self.reg_shift,
-                               self.arithmetic == "fixed", margin)
+        margin_q31 = int(round(self.margin * fx.ONE))
+        if not 0 < margin_q31 <= fx.ONE:
+            raise DataError(f"--svm-margin {self.margin!r} must be in (0, 1] (the Q31 range), e.g. 0.5")
+        return kn.KernelConfig(self.model, self.learning_rate_shift, self.reg_shift, self.arithmetic == "fixed",
+                               margin_q31, self.kernels, kn.ClassWeights.of(*self.weights))
 
 
 @dataclass
@@ -105,14 +127,21 @@ def model_length(features: int, tasklets: int) -> int:
 
 
 def check_config(shards: Shards, cfg: TrainConfig) -> int:
-    """Validate the batch sizes against the shards; return the local batch per step."""
+    """Validate the batch sizes against the shards; return the local batch per step (MA-SGD / ADMM: a power of
+    two, the DPU averages with a shift; GA-SGD: B / N, any size: the host divides by B)."""
     rows = shards.rows_per_dpu
-    b = cfg.global_batch_size // shards.n_dpus if cfg.optimizer == "ga-sgd" else cfg.batch_size
-    if cfg.optimizer == "ga-sgd" and cfg.global_batch_size % shards.n_dpus:
-        raise DataError(f"--global-batch-size {cfg.global_batch_size} is not a multiple of --dpus {shards.n_dpus}")
-    if b < 1 or b > rows or b & (b - 1):
-        raise DataError(f"local batch {b} must be a power of two between 1 and the {rows} rows per DPU; "
-                        "change --batch-size / --global-batch-size")
+    if cfg.optimizer == "ga-sgd":
+        if cfg.global_batch_size % shards.n_dpus or cfg.global_batch_size < shards.n_dpus:
+            raise DataError(f"--global-batch-size {cfg.global_batch_size} is not a multiple of --dpus "
+                            f"{shards.n_dpus}; use a multiple of the DPU count")
+        b = cfg.global_batch_size // shards.n_dpus
+    else:
+        b = cfg.batch_size
+        if b < 1 or b & (b - 1):
+            raise DataError(f"--batch-size {b} must be a power of two (the DPUs average with a shift)")
+    if b > rows:
+        raise DataError(f"a local batch of {b} rows exceeds the {rows} rows per DPU; change --batch-size / "
+                        "--global-batch-size")
     return b
 
 
@@ -122,7 +151,7 @@ def train(shards: Shards, cfg: TrainConfig, on_epoch: Callable[[int, Weights, Tr
     b = check_config(shards, cfg)
     st = _State(shards, cfg)
     result = RunResult(weights=st.decoded(st.w, st.bias))
-    steps = shards.rows_per_dpu // b
+    steps = -(-shards.rows_per_dpu // b)  # the last batch may be partial
     for epoch in range(1, cfg.epochs + 1):
         tr = Trace(shards.n_dpus, cfg.tasklets, epochs=1)
         if cfg.optimizer == "admm":
@@ -143,11 +172,13 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     """Accumulate one batch on every DPU and (MA/ADMM) apply the local update; record its events."""
     kc = cfg.kernel()
     x, y = shards.rows(lo, lo + b)
+    valid = shards.valid(lo, lo + b)
+    rows = np.full(st.n, float(x.shape[1])) if valid is None else valid.sum(axis=1).astype(np.float64)
     admm = cfg.optimizer == "admm"
     if st.dense:
         fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
-        acc, bacc, stats = fn(w, bias, x, y, kc)
-        ev.dense_step(tr, stats, b, st.d, cfg.model, update, admm, cfg.dma_max_bytes)
+        acc, bacc, stats = fn(w, bias, x, y, kc, valid)
+        ev.dense_step(tr, stats, rows, b, st.d, cfg.model, update, admm, cfg.dma_max_bytes, cfg.kernels)
         if not update:
             return acc, bacc
         if st.fixed:
@@ -158,10 +189,10 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     sacc: Any
     facc: Any
     if st.fixed:
-        sacc, stats = kn.sparse_batch_fixed(w, x, y, st.bias_index, kc)
+        sacc, stats = kn.sparse_batch_fixed(w, x, y, st.bias_index, kc, valid)
     else:
-        facc, stats = kn.sparse_batch_float(w, x, y, st.bias_index, kc)
-    ev.sparse_step(tr, stats, b, x.shape[2], st.d, st.bias_index, cfg.model, update, admm, cfg.dma_max_bytes)
+        facc, stats = kn.sparse_batch_float(w, x, y, st.bias_index, kc, valid)
+    ev.sparse_step(tr, stats, rows, b, x.shape[2], st.d, st.bias_index, cfg.model, update, admm, cfg.dma_max_bytes)
     if not update:
         return (sacc if st.fixed else facc), None
     if st.fixed:
@@ -236,7 +267,6 @@ def _ma_host(st: _State, w_local: NDArray, b_local: Any) -> None:
 
 
 def _ga_host(st: _State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -> None:
-    log_b = int(math.log2(global_b))
     if st.dense:
         total = acc.sum(axis=0, dtype=np.int64 if st.fixed else np.float64)
         btotal = bacc.sum()
@@ -248,10 +278,10 @@ def _ga_host(st: _State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -
         total = acc.sum(axis=0)
     if st.fixed:
         nd = None if st.dense else slice(st.bias_index, st.bias_index + 1)
-        st.w = _zero_pad_slots(st, host.ga_update_fixed(st.w.astype(np.int64), total, log_b,
+        st.w = _zero_pad_slots(st, host.ga_update_fixed(st.w.astype(np.int64), total, global_b,
                                                         cfg.learning_rate_shift + cfg.reg_shift, nd).astype(st.w.dtype))
         if st.dense:
-            st.bias = np.int64(fx.clamp64(st.bias - fx.shift_guard(btotal, log_b)))
+            st.bias = np.int64(fx.clamp64(st.bias - host.batch_mean(np.int64(btotal), global_b)))
         return
     dec = 2.0 ** -(cfg.learning_rate_shift + cfg.reg_shift) * st.w
     if not st.dense:

@@ -12,6 +12,7 @@ from .hardware import FIELDS, TOPOLOGIES, HardwareSpec, load_file, to_toml
 from .workload import (
     CRITEO,
     DATASETS,
+    KERNEL_VARIANTS,
     MODELS,
     OPTIMIZERS,
     SCALINGS,
@@ -20,6 +21,7 @@ from .workload import (
     HyperParams,
     Workload,
     load_dataset,
+    resolve_hyperparams,
     study_hyperparams,
 )
 
@@ -53,7 +55,8 @@ def load_hardware(name_or_path: str = DEFAULT_HARDWARE) -> HardwareSpec:
 
 
 __all__ = [
-    "CRITEO", "DATASETS", "DEFAULT_HARDWARE", "FIELDS", "MODELS", "OPTIMIZERS", "SCALINGS", "TOPOLOGIES", "YFCC",
+    "CRITEO", "DATASETS", "DEFAULT_HARDWARE", "FIELDS", "KERNEL_VARIANTS", "MODELS", "OPTIMIZERS", "SCALINGS",
+    "TOPOLOGIES", "YFCC",
     "DatasetSpec", "HardwareSpec", "HyperParams", "Workload", "hardware_dir", "hardware_names", "load_dataset",
-    "load_hardware", "study_hyperparams", "to_toml",
+    "load_hardware", "resolve_hyperparams", "study_hyperparams", "to_toml",
 ]

@@ -7,8 +7,9 @@ The two presets are the PIM-Opt study's datasets exactly as stored on the DPUs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -147,9 +148,94 @@ def study_hyperparams(dataset: DatasetSpec, model: str, optimizer: str) -> Hyper
                        reg_shift=values[2], admm_alpha_shift=alpha)
 
 
+KERNEL_VARIANTS = ("study", "corrected")
+"""``study``: the artifact's kernels bit for bit (quirks included); ``corrected``: widening casts, SVM margin 0.5,
+class weights 1:1 (see ``pimmodel.emulator.kernels.KernelConfig``)."""
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+STUDY_LOCAL_STEPS = {"dense": 10 * 3328 // 8, "sparse": 10 * 196_608 // 2048}
+"""Local steps per DPU in the study's 10 epochs (weak scaling, its local batch), which its learning rates were
+tuned for: YFCC 4,160, Criteo 960."""
+
+
+def resolve_hyperparams(dataset: DatasetSpec, model: str, optimizer: str, dpus: int, scaling: str,
+                        batch_size: int | None = None, global_batch_size: int | None = None, epochs: int = 10,
+                        **others: int) -> tuple[HyperParams, tuple[str, ...]]:
+    """The study's hyper-parameters with the ones given replaced, adapted to the deployment where the user gave
+    none: the local batch b to the smallest shard (a power of two: the DPUs average with a shift), GA-SGD's
+    global batch B to a multiple of the DPU count (B/N rows per DPU per round, at most a shard). For a user's
+    dataset (not one of the study's presets) GA-SGD's per-DPU share is the local batch b, and the learning rate
+    keeps the study's total step length: its rates were tuned for ``STUDY_LOCAL_STEPS`` local steps, so a run
+    with k times fewer steps takes a k times larger step (rounded to a power of two, at most 1/2). Returns the
+    hyper-parameters and one sentence per value chosen for the user. Given values that cannot run are errors."""
+    base = study_hyperparams(dataset, model, optimizer)
+    train_rows = dataset.train_rows(dpus, scaling)
+    smallest = train_rows // dpus
+    if smallest == 0:
+        raise SpecError(f"{train_rows:,} training rows cannot feed {dpus:,} DPUs; use at most {train_rows:,} --dpus")
+    largest = -(-train_rows // dpus)
+    notes: list[str] = []
+    if batch_size is not None:
+        if batch_size <= 0 or batch_size & (batch_size - 1):
+            raise SpecError(f"--batch-size {batch_size} must be a power of two (the DPUs average their local "
+                            f"batch with a shift), e.g. {_pow2_floor(batch_size)}")
+        if batch_size > largest:
+            raise SpecError(f"--batch-size {batch_size} exceeds the {largest:,} rows per DPU; use at most "
+                            f"{_pow2_floor(largest)}")
+        b = batch_size
+    else:
+        b = base.batch_size if base.batch_size <= smallest else _pow2_floor(smallest)
+        if b != base.batch_size:
+            notes.append(f"batch size {b} per DPU (the study's {base.batch_size} exceeds the {smallest:,} rows of "
+                         "the smallest shard)")
+    if global_batch_size is not None:
+        if global_batch_size % dpus:
+            lower = max(dpus, global_batch_size // dpus * dpus)
+            raise SpecError(f"--global-batch-size {global_batch_size:,} is not a multiple of --dpus {dpus:,} (each "
+                            f"DPU takes B/N rows per round); use e.g. {lower:,}")
+        if global_batch_size // dpus > largest:
+            raise SpecError(f"--global-batch-size {global_batch_size:,} gives {global_batch_size // dpus:,} rows "
+                            f"per DPU per round, more than the {largest:,} rows per DPU; use at most "
+                            f"{largest * dpus:,}")
+        big_b = global_batch_size
+    elif dataset.name in DATASETS:  # the study's global batch, made a multiple of the DPU count
+        per_dpu = min(max(1, round(base.global_batch_size / dpus)), smallest)
+        big_b = per_dpu * dpus
+        if big_b != base.global_batch_size and optimizer == "ga-sgd":
+            notes.append(f"global batch {big_b:,} = {dpus:,} DPUs x {per_dpu:,} rows per round (the study's "
+                         f"{base.global_batch_size:,} made a multiple of the DPU count)")
+    else:  # a user's dataset: each DPU takes the study's local batch per round
+        big_b = b * dpus
+        if optimizer == "ga-sgd":
+            notes.append(f"global batch {big_b:,} = {dpus:,} DPUs x {b:,} rows per round (the study's local batch; "
+                         "its global batch is sized for 6.8 M rows)")
+    if dataset.name not in DATASETS:
+        # GA-SGD takes the local batch per DPU here, so it takes MA-SGD's rates (the study's GA rates go with B)
+        local_rates = study_hyperparams(dataset, model, "ma-sgd") if optimizer == "ga-sgd" else base
+        others = {"reg_shift": local_rates.reg_shift, **others}
+        if "learning_rate_shift" not in others:
+            local = b if optimizer != "ga-sgd" else big_b // dpus
+            steps = epochs * -(-largest // local) * (others.get("task_epochs", base.task_epochs)
+                                                     if optimizer == "admm" else 1)
+            faster = max(0, round(math.log2(STUDY_LOCAL_STEPS[dataset.layout] / steps)))
+            others["learning_rate_shift"] = shift = max(1, local_rates.learning_rate_shift - faster)
+            if shift != base.learning_rate_shift:
+                notes.append(f"learning rate 2^-{shift} (the study's 2^-{local_rates.learning_rate_shift} is tuned "
+                             f"for {STUDY_LOCAL_STEPS[dataset.layout]:,} local steps; this run makes {steps:,})")
+    return replace(base, batch_size=b, global_batch_size=big_b, **others), tuple(notes)
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """One training job: what runs, on how many DPUs, for how many epochs."""
+    """One training job: what runs, on how many DPUs, for how many epochs.
+
+    Rows are split as a host would: contiguous blocks, the remainder spread over the first DPUs, so shards hold
+    ``rows_per_dpu`` (the largest, which decides the epoch) or one row fewer. ``hyper`` None: the study's
+    hyper-parameters adapted to the deployment (``resolve_hyperparams``; ``notes`` says what was chosen)."""
 
     dataset: DatasetSpec
     model: str
@@ -159,6 +245,9 @@ class Workload:
     scaling: str = "weak"
     epochs: int = 10
     hyper: HyperParams | None = None
+    kernels: str = "study"
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """what the defaults chose for this deployment (printed by the CLI, kept in the records)."""
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -167,13 +256,37 @@ class Workload:
             raise unknown("optimizer", self.optimizer, OPTIMIZERS)
         if self.scaling not in SCALINGS:
             raise unknown("scaling", self.scaling, SCALINGS)
+        if self.kernels not in KERNEL_VARIANTS:
+            raise unknown("kernel variant", self.kernels, KERNEL_VARIANTS)
         for key in ("dpus", "tasklets", "epochs"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise SpecError(f"--{key} must be a positive whole number, got {value!r}")
         if self.hyper is None:
-            object.__setattr__(self, "hyper", study_hyperparams(self.dataset, self.model, self.optimizer))
-        self._check_divisibility()
+            hyper, notes = resolve_hyperparams(self.dataset, self.model, self.optimizer, self.dpus, self.scaling,
+                                               epochs=self.epochs)
+            object.__setattr__(self, "hyper", hyper)
+            object.__setattr__(self, "notes", notes)
+        elif self.train_rows < self.dpus:
+            raise SpecError(f"{self.train_rows:,} training rows cannot feed {self.dpus:,} DPUs; use at most "
+                            f"{self.train_rows:,} --dpus")
+        self._check_batches()
+
+    def _check_batches(self) -> None:
+        """The kernels' constraints on the batch sizes (the same checks as ``resolve_hyperparams``)."""
+        if self.optimizer == "ga-sgd":
+            big_b = self.hp.global_batch_size
+            if big_b % self.dpus or big_b < self.dpus:
+                raise SpecError(f"--global-batch-size {big_b:,} is not a multiple of --dpus {self.dpus:,}; use a "
+                                "multiple of the DPU count")
+        else:
+            b = self.hp.batch_size
+            if b & (b - 1):
+                raise SpecError(f"--batch-size {b} must be a power of two (the DPUs average their local batch with "
+                                f"a shift), e.g. {_pow2_floor(b)}")
+        if self.local_batch > self.rows_per_dpu:
+            raise SpecError(f"a local batch of {self.local_batch:,} rows exceeds the {self.rows_per_dpu:,} rows per "
+                            "DPU; use a smaller --batch-size / --global-batch-size")
 
     @property
     def hp(self) -> HyperParams:
@@ -186,7 +299,8 @@ class Workload:
 
     @property
     def rows_per_dpu(self) -> int:
-        return self.train_rows // self.dpus
+        """Rows of the largest shard: ceil(rows / DPUs)."""
+        return -(-self.train_rows // self.dpus)
 
     @property
     def local_batch(self) -> int:
@@ -202,31 +316,13 @@ class Workload:
 
     @property
     def steps_per_epoch(self) -> int:
-        """Local steps (mini-batches) per DPU per epoch."""
-        return self.local_epochs * self.rows_per_dpu // self.local_batch
+        """Local steps (mini-batches, the last one possibly partial) per DPU per epoch."""
+        return self.local_epochs * -(-self.rows_per_dpu // self.local_batch)
 
     @property
     def rounds_per_epoch(self) -> int:
         """Host<->PIM rounds (= launches) per epoch."""
         return 1 if self.optimizer == "admm" else self.steps_per_epoch
-
-    def _check_divisibility(self) -> None:
-        rows = self.train_rows
-        if rows % self.dpus:
-            raise SpecError(f"{rows:,} training rows do not split evenly over {self.dpus} DPUs; "
-                            "use a DPU count that divides them (e.g. a power of two)")
-        per_dpu = rows // self.dpus
-        if self.optimizer == "ga-sgd":
-            big_b = self.hp.global_batch_size
-            if big_b % self.dpus or big_b < self.dpus:
-                raise SpecError(f"--global-batch-size {big_b} is not a multiple of --dpus {self.dpus}; "
-                                "use a multiple of the DPU count")
-            if rows % big_b:
-                raise SpecError(f"--global-batch-size {big_b} does not divide the {rows:,} training rows; "
-                                "use a divisor (e.g. a power of two)")
-        elif per_dpu % self.hp.batch_size or self.hp.batch_size > per_dpu:
-            raise SpecError(f"--batch-size {self.hp.batch_size} does not divide the {per_dpu:,} rows per DPU; "
-                            "use a divisor (e.g. a power of two)")
 
     def with_(self, **changes: Any) -> Workload:
         return replace(self, **changes)

@@ -103,7 +103,7 @@ def test_custom_dataset_toml(tmp_path: Path) -> None:
     (["predict", "--dpus", "100000"], "use at most 2556"),
     (["predict", "--dataset", "criteo-1tb", "--scaling", "strong", "--dpus", "64"], "use --dpus"),
     (["predict", "--hardware", "/dev/null"], "empty"),
-    (["predict", "--batch-size", "7"], "does not divide"),
+    (["predict", "--batch-size", "7"], "power of two"),
     (["predict", "--optimizer", "ga-sgd", "--global-batch-size", "1000"], "multiple"),
     (["predict", "--view", "fast"], "unknown view"),
     (["scale", "--dpus", "256,x"], "whole numbers"),

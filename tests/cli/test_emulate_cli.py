@@ -27,7 +27,8 @@ def test_json_run_has_history_trace_and_prediction() -> None:
     r = json.loads(p.stdout)
     assert [h["epoch"] for h in r["history"]] == [1, 2]
     for h in r["history"]:
-        assert set(h) == {"epoch", "train_accuracy", "test_accuracy", "loss", "auc"}
+        assert set(h) == {"epoch", "train_accuracy", "test_accuracy", "majority_baseline", "positive_rate", "loss",
+                          "auc"}
         assert 0 <= h["test_accuracy"] <= 1 and 0 <= h["auc"] <= 1
     assert r["trace"]["rounds"] >= 1 and r["predicted"]["optimizer"] == "admm"
     assert set(r["trace"]["seconds"]["wall"]) >= {"dpu_compute", "host_to_pim", "launch"}

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import raw
+from support import raw, run_emulation
 
-from pimmodel.api import emulate
 from pimmodel.phases import PHASES
 from pimmodel.specs import CRITEO, YFCC, HyperParams, Workload, load_hardware
 from pimmodel.specs.hardware import to_toml
@@ -72,7 +71,7 @@ def test_emulator_charges_the_same_pushes(tmp_path: Path, optimizer) -> None:
     spec = tmp_path / "broadcast.toml"
     spec.write_text(to_toml(load_hardware("upmem-2556").replace(name="bcast", broadcast_identical_pushes=1)))
     hyper = HyperParams(batch_size=4, global_batch_size=16, learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4)
-    runs = {hw: emulate("synthetic-yfcc", 4, "lr", optimizer, hyper, samples_per_dpu=8, features=512, hardware=hw)
+    runs = {hw: run_emulation("synthetic-yfcc", 4, "lr", optimizer, hyper, samples_per_dpu=8, features=512, hardware=hw)
             for hw in ("upmem-2556", str(spec))}
     seconds = {hw: r.trace["seconds"]["wall"]["host_to_pim"] for hw, r in runs.items()}
     predicted = runs[str(spec)].predicted

@@ -31,7 +31,7 @@ def test_every_latex_equation_renders(optimizer: str, model: str, layout: str, t
 def test_latex_uses_the_study_names() -> None:
     latex = render_latex(equation_record("admm", "lr", "dense"))
     assert r"\[ T_{\mathrm{compute}} = " in latex and "local_batch" not in latex
-    assert r"\frac{S}{b}" in latex  # local steps: samples over the batch
+    assert r"\left\lceil{\frac{m_{\mathrm{DPU}}}{b}}\right\rceil" in latex  # local steps: ceil(rows / batch)
 
 
 @pytest.mark.parametrize("optimizer,model,layout", CONFIGS)
@@ -57,5 +57,5 @@ def test_dense_compute_reads_like_the_kernel() -> None:
     record = equation_record("ma-sgd", "lr", "dense")
     compute = record["phases"]["dpu_compute"]
     assert "C_sample*rows_per_dpu" in compute["equation"] and "C_update*R" in compute["equation"]
-    assert record["terms"]["R"]["definition"] == "rows_per_dpu/local_batch"
+    assert record["terms"]["R"]["definition"] == "ceiling(rows_per_dpu/local_batch)"
     assert record["terms"]["I_sample"]["definition"] == "features*(i_dot + i_grad)/tasklets + 24"

@@ -13,9 +13,8 @@ from dataclasses import replace
 
 import pytest
 import sympy
-from support import raw_floats
+from support import raw_floats, run_emulation
 
-from pimmodel.api import emulate
 from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
 from pimmodel.costmodel.common import error_section
 from pimmodel.costmodel.symbols import HW, WL
@@ -38,7 +37,7 @@ def _run(layout: str, model: str, optimizer: str):
     dense = layout == "dense"
     hyper = HyperParams(batch_size=4 if dense else 32, global_batch_size=4 * DPUS if dense else 8 * DPUS,
                         learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4)
-    res = emulate("synthetic-yfcc" if dense else "synthetic-criteo", DPUS, model, optimizer, hyper, epochs=1,
+    res = run_emulation("synthetic-yfcc" if dense else "synthetic-criteo", DPUS, model, optimizer, hyper, epochs=1,
                   samples_per_dpu=ROWS[layout], features=FEATURES[layout])
     w = Workload(_spec(layout), model, optimizer, DPUS, 16, "weak", 1, hyper)
     hw = load_hardware("upmem-2556")
@@ -145,7 +144,7 @@ def test_criteo_like_zeroing_sweep_is_exposed_in_the_wall_view() -> None:
     The wall view charges it (the whole-run max(compute, DMA) per DPU used to report 0 exposed DMA here)."""
     hyper = HyperParams(batch_size=1024, global_batch_size=1024 * DPUS, learning_rate_shift=0, reg_shift=12,
                         admm_alpha_shift=6)
-    res = emulate("synthetic-criteo", DPUS, "lr", "ma-sgd", hyper, epochs=1, samples_per_dpu=2048,
+    res = run_emulation("synthetic-criteo", DPUS, "lr", "ma-sgd", hyper, epochs=1, samples_per_dpu=2048,
                   features=1_000_000)
     tr = res.trace
     spec = replace(CRITEO, name="synthetic-criteo", features=model_length(1_000_000, 16), bias_index=1_000_000,

@@ -2,8 +2,8 @@
 
 
 import pytest
+from support import run_emulation
 
-from pimmodel.api import emulate
 from pimmodel.emulator.data import read_svmlight, read_svmlight_data, synthetic_sparse
 from pimmodel.errors import DataError, PimModelError
 from pimmodel.specs import HyperParams
@@ -30,19 +30,19 @@ def test_real_valued_svmlight_is_dense_and_binary_is_sparse(tmp_path) -> None:
     data = read_svmlight_data(real)
     assert not data.binary and data.dense()[1].tolist() == [0.0, 0.9, 0.3]
     hyper = HyperParams(4, 64, 1, 12)
-    run = emulate(str(real), 1, "lr", "ma-sgd", hyper, 2)
+    run = run_emulation(str(real), 1, "lr", "ma-sgd", hyper, epochs=2)
     assert run.history[-1]["train_accuracy"] == 1.0
     binary = tmp_path / "bin.svm"
     binary.write_text("".join(f"{i % 2} {1 + i % 2}:0.16013 5:0.16013\n" for i in range(80)))
     assert read_svmlight_data(binary).binary
-    assert emulate(str(binary), 1, "lr", "ma-sgd", hyper, 2).history[-1]["auc"] == 1.0
+    assert run_emulation(str(binary), 1, "lr", "ma-sgd", hyper, epochs=2).history[-1]["auc"] == 1.0
 
 
 def test_real_valued_features_must_fit_q131(tmp_path) -> None:
     f = tmp_path / "range.svm"
     f.write_text("".join(f"{i % 2} 1:1.5 2:0.3\n" for i in range(80)))
     with pytest.raises(DataError, match="outside \\[0, 1\\]"):
-        emulate(str(f), 1, "lr", "ma-sgd", HyperParams(4, 64, 1, 12), 1)
+        run_emulation(str(f), 1, "lr", "ma-sgd", HyperParams(4, 64, 1, 12))
 
 
 def test_non_binary_labels(tmp_path) -> None:
@@ -73,7 +73,7 @@ def test_host_bytes_and_rounds_equal_cost_model(dataset, model, optimizer) -> No
     dense = dataset == "synthetic-yfcc"
     hyper = HyperParams(batch_size=8 if dense else 256, global_batch_size=64 if dense else 2048,
                         learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4)
-    res = emulate(dataset, 8, model, optimizer, hyper, epochs=1, samples_per_dpu=32 if dense else 512,
+    res = run_emulation(dataset, 8, model, optimizer, hyper, epochs=1, samples_per_dpu=32 if dense else 512,
                   features=2048 if dense else 20_000)
     pred, tr = res.predicted, res.trace
     assert pred is not None

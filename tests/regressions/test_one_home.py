@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from support import run_emulation
 
-from pimmodel.api import emulate, predict, predict_interval
+from pimmodel.api import predict, predict_interval
 from pimmodel.specs import YFCC, HyperParams, Workload, load_hardware
 from pimmodel.specs.hardware import to_toml
 
@@ -41,7 +42,7 @@ def test_admm_task_epochs_multiply_the_local_work() -> None:
 def test_emulated_admm_task_epochs_match_the_model() -> None:
     hyper = HyperParams(batch_size=4, global_batch_size=16, learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4,
                         task_epochs=3)
-    run = emulate("synthetic-yfcc", 4, "lr", "admm", hyper, samples_per_dpu=8, features=512)
+    run = run_emulation("synthetic-yfcc", 4, "lr", "admm", hyper, samples_per_dpu=8, features=512)
     events = run.trace["dpu_compute"]["events"]
     assert events["samples"]["max"] == 3 * 8 and events["steps"]["max"] == 3 * 8 / 4
     assert run.trace["seconds"]["breakdown"]["dpu_compute"] == pytest.approx(
@@ -54,7 +55,8 @@ def test_emulator_splits_dmas_at_the_hardware_limit(tmp_path) -> None:  # type: 
     spec = tmp_path / "small-dma.toml"
     spec.write_text(to_toml(load_hardware("upmem-2556").replace(name="small-dma", dma_max_bytes=512)))
     hyper = HyperParams(batch_size=4, global_batch_size=16, learning_rate_shift=4, reg_shift=10)
-    run = emulate("synthetic-yfcc", 4, "lr", "ma-sgd", hyper, samples_per_dpu=8, features=4096, hardware=str(spec))
+    run = run_emulation("synthetic-yfcc", 4, "lr", "ma-sgd", hyper, samples_per_dpu=8, features=4096,
+                        hardware=str(spec))
     by_size = {(d["direction"], d["bytes"]): d["count"]["max"] for d in run.trace["mram_wram_dma"]["by_size"]}
     assert ("read", 1024) not in by_size  # no DMA larger than the limit
     # per sample and tasklet: 2 X reads of 512 B + 2 w + 2 accumulator blocks of 512 B (8 samples x 16 tasklets);

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pimmodel.errors import CapacityError, SpecError
@@ -59,8 +61,27 @@ def test_bad_workloads(kwargs, message) -> None:
         Workload(**args)
 
 
-def test_batch_sizes_must_divide_the_data() -> None:
-    with pytest.raises(SpecError, match="--batch-size 7 does not divide"):
+def test_batch_sizes_the_kernels_cannot_run() -> None:
+    with pytest.raises(SpecError, match="--batch-size 7 must be a power of two"):
         Workload(YFCC, "lr", "ma-sgd", 256, hyper=HyperParams(7, 8192, 6, 12))
     with pytest.raises(SpecError, match="multiple of --dpus"):
         Workload(YFCC, "lr", "ga-sgd", 256, hyper=HyperParams(8, 1000, 6, 12))
+    with pytest.raises(SpecError, match="exceeds the 3,328 rows per DPU"):
+        Workload(YFCC, "lr", "ma-sgd", 256, hyper=HyperParams(4096, 8192, 6, 12))
+
+
+def test_any_dpu_count_shards_like_a_host() -> None:
+    """851,968 rows over 2,556 DPUs: 853 DPUs hold 334 rows, the others 333; the largest shard decides the epoch;
+    at b = 8: ceil(334 / 8) = 42 rounds, the last one partial."""
+    w = Workload(YFCC, "lr", "ma-sgd", 2556, scaling="strong")
+    assert (w.rows_per_dpu, w.rounds_per_epoch, w.notes) == (334, 42, ())
+
+
+def test_defaults_adapt_to_the_dpu_count() -> None:
+    """GA-SGD at 1,000 DPUs: the study's B = 8,192 is no multiple of 1,000; B = 1,000 x round(8.192) = 8,000."""
+    w = Workload(YFCC, "lr", "ga-sgd", 1000)
+    assert w.hp.global_batch_size == 8000 and w.local_batch == 8
+    assert w.notes == ("global batch 8,000 = 1,000 DPUs x 8 rows per round (the study's 8,192 made a multiple of "
+                       "the DPU count)",)
+    tiny = Workload(replace(YFCC, name="tiny", rows_per_dpu_weak=5), "svm", "ma-sgd", 3)
+    assert tiny.hp.batch_size == 4 and "batch size 4 per DPU" in tiny.notes[0]

@@ -6,7 +6,9 @@ is skipped. Every ``PimModelError`` becomes one line on stderr and exit code 2, 
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 
 import typer
@@ -51,10 +53,17 @@ def main() -> None:
     """Console entry point: run the app behind the error boundary."""
     try:
         code = app(standalone_mode=False)
+        sys.stdout.flush()
     except PimModelError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         fail("interrupted", 130)
+    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+    except OSError as exc:  # a full disk for stdout or a file, a permission: one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ("stdout: " if exc.errno == errno.ENOSPC else "")
+        fail(f"{where}{exc.strerror or exc}")
     except SystemExit:
         raise
     except typer.Abort:

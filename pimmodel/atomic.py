@@ -1,0 +1,71 @@
+"""Files written whole or not at all: write to a temporary file beside the target, then rename it over the
+target. A full disk, a kill or Ctrl-C mid-write leaves the previous file (if any) untouched and no partial or
+empty file behind. Every file pimmodel writes (calibrations, plots, records) goes through here."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import PimModelError
+
+
+class WriteError(PimModelError):
+    """A file could not be written (no space, no permission, a directory in the way)."""
+
+
+def check_writable(path: str | Path, what: str = "output") -> Path:
+    """``path`` as a Path if a file can be written there, else a one-line error saying why (checked before any
+    long work starts)."""
+    target = Path(path)
+    if target.is_dir():
+        raise WriteError(f"{what} {str(target)!r} is a directory; give a file name")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise WriteError(f"cannot write {what} {str(target)!r}: folder {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise WriteError(f"cannot write {what} {str(target)!r}: folder {str(parent)!r} is not writable")
+    return target
+
+
+@contextlib.contextmanager
+def replacing(path: str | Path, mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path`` for writing; on success it replaces ``path`` (fsynced first),
+    on any error it is removed and the error is a one-line ``WriteError``."""
+    target = check_writable(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent)
+                               else ".")
+    try:
+        with os.fdopen(fd, mode, **open_args) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        _remove(tmp)
+        raise WriteError(f"cannot write {str(target)!r}: {exc.strerror or exc}; the previous file, if any, is "
+                         "unchanged") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    with replacing(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    with replacing(path, "wb") as handle:
+        handle.write(data)
+    return Path(path)
+
+
+def _remove(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)

@@ -59,7 +59,7 @@ def op_instructions(op: str, hw: HardwareSpec, scalar: int = ARITH_SCALAR, data_
         "int32_mul": lambda: P.mul32_instructions(smaller_bits, hw),
         "int64_add": lambda: hw.int64_add_instructions,
         "int64_sub": lambda: hw.int64_add_instructions,
-        "int64_mul": lambda: P.mul64_instructions(math.ceil(smaller_bits / 8), hw),
+        "int64_mul": lambda: P.mul64_instructions(hw),
         "float_add": lambda: hw.float_add_instructions,
         "float_sub": lambda: hw.float_add_instructions,
         "float_mul": lambda: hw.float_mul_instructions,
@@ -97,7 +97,7 @@ def wram_stream(hw: HardwareSpec, kernel: str, tasklets: int, elements_per_taskl
     memory_ops, nbytes, has_add, has_mul = STREAM_KERNELS[kernel]
     per_element = memory_ops + (hw.int64_add_instructions if has_add else 0)
     if has_mul:
-        per_element += P.mul64_instructions(math.ceil(_bit_length(STREAM_SCALAR) / 8), hw)
+        per_element += P.mul64_instructions(hw)
     cycles = float(P.issue_cycles(elements_per_tasklet * per_element, tasklets, hw))
     moved = elements_per_tasklet * tasklets * nbytes
     return {"bandwidth": moved / float(P.cycles_to_s(cycles, hw)) / MB_PER_S}

@@ -73,9 +73,9 @@ def barrier_cycles(tasklets: Num, hw: Any) -> Num:
     return tasklets * hw.barrier_instructions_per_tasklet * hw.revolver_interval_cycles
 
 
-def mul64_instructions(significant_bytes: Num, hw: Any) -> Num:
-    """Software 64-bit multiply; ``significant_bytes`` of the smaller-magnitude operand drive the cost."""
-    return hw.int64_mul_base_instructions + hw.int64_mul_per_byte_instructions * significant_bytes
+def mul64_instructions(hw: Any) -> Num:
+    """Software 64-bit multiply ``__muldi3`` and its call: straight-line code, the same cost for any operands."""
+    return hw.int64_mul_base_instructions
 
 
 def mul32_instructions(significant_bits: Num, hw: Any) -> Num:

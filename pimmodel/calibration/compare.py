@@ -25,11 +25,8 @@ Progress = Callable[[DesignPoint], None]
 
 def _trace_stats(trace: Any, point: DesignPoint) -> dict[str, float]:
     """Measured data-dependent quantities (what the coefficients stand for), for provenance."""
-    ops, events = trace.ops, trace.events
+    events = trace.events
     stats: dict[str, float] = {}
-    mul = float(np.max(ops["mul64"])) if "mul64" in ops else 0.0
-    if mul:
-        stats["mean_mul64_bytes"] = float(np.max(ops.get("mul64_bytes", 0.0))) / mul
     samples = float(np.max(events.get("samples", 0.0)))
     if samples and "margin_hits" in events and point.model == "svm":
         stats["svm_hit_fraction"] = float(np.mean(events["margin_hits"])) / (samples / 1.0)

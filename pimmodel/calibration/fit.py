@@ -24,8 +24,6 @@ from .result import LayoutFit, fit_key
 FIT_PHASES = ("dpu_compute", "mram_wram_dma")
 """Phases whose expressions contain the coefficients (the host side and launches never do)."""
 BOUNDS: dict[str, tuple[float, float]] = {
-    "dot_mul_bytes": (0.0, 8.0),
-    "grad_mul_bytes": (0.0, 8.0),
     "svm_hit_fraction": (0.0, 1.0),
     "sparse_write_fraction": (0.0, 1.0),
 }

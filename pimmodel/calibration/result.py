@@ -26,9 +26,9 @@ from ..resources import data_dir
 from ..specs import Workload
 
 SCHEMA_VERSION = 1
-DENSITY_SCALED = ("dot_mul_bytes", "grad_mul_bytes")
-"""Stored at full density: a zero feature makes a 0-byte multiply, so on a dense dataset whose rows carry
-``nonzeros_per_row`` of ``features`` values the mean operand bytes scale by that fraction."""
+DENSITY_SCALED: tuple[str, ...] = ()
+"""Coefficients stored at full density that scale with a dense dataset's fraction of nonzero features (none
+today: the only such quantity was the operand size of a data-dependent multiply, which UPMEM's __muldi3 is not)."""
 SHIPPED_PATH = data_dir("calibration") / "default.json"
 """The calibration shipped inside the package (``load_calibration(None)``)."""
 DEFAULTS_NAME = "defaults"

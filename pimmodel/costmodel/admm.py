@@ -29,8 +29,8 @@ def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
             *bias_calls(layout, to_pim=True)]
     pull = [HostCall("w_k", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
     consensus = t.define("t_consensus", host_reduce(K.admm_host_passes, 4, layout,
-                                                    thread_rounds=K.admm_host_thread_rounds),
-                         "host: z and the duals (six streams over N x d int32, two threaded passes)")
+                                                    thread_rounds=K.admm_thread_rounds(layout)),
+                         "host: z and the duals (5 reads, 2 write-backs and 1 write-allocate over N x d int32)")
     return EquationSet(t, sections, rounds=sympy.Integer(1), launches=sympy.Integer(1),
                        calls_per_round=(*push, *pull), host_aggregate_s=consensus, exchange=averaging(layout))
 

@@ -20,10 +20,21 @@ from sympy import Expr
 
 from .. import primitives as P
 from ..kernels import pricing
-from ..kernels.study import ERROR, LAUNCH, SAMPLE, SECTION_DOCS, STEP, STEP_READS, UPDATE, ZERO, is_parallel
+from ..kernels.study import (
+    ERROR,
+    INSTRUMENTED,
+    LAUNCH,
+    SAMPLE,
+    SECTION_DOCS,
+    STEP,
+    STEP_READS,
+    UPDATE,
+    ZERO,
+    is_parallel,
+)
 from ..kernels.study import PROFILE as K
 from ..kernels.vocabulary import Dma, HostCall, Section, Work, blocks, op_instructions
-from ..phases import EXPOSED_DMA
+from ..phases import EXPOSED_DMA, INSTRUMENTED_COMPUTE, INSTRUMENTED_DMA
 from .symbols import COEF, HW, WL
 from .terms import Terms
 
@@ -79,7 +90,7 @@ class EquationSet:
         f = HW.dpu_clock_hz
         barrier = P.barrier_cycles(T, HW)
         c_barrier = t.define("c_barrier", barrier, "cycles of one barrier_wait (every tasklet under the lock)")
-        compute, dma, exposed = [], [], []
+        compute, dma, exposed, instrumented_compute, instrumented_dma = [], [], [], [], []
         for s in self.sections:
             doc = SECTION_DOCS[s.name]
             n = t.define(f"n_{s.name}", s.count, f"occurrences per epoch of: {doc}")
@@ -91,6 +102,13 @@ class EquationSet:
             compute += [n * c] if c != 0 else []
             dma += [n * m] if m != 0 else []
             exposed += [n * x] if x != 0 else []
+            ic, ir, iw = (sympy.sympify(v).subs(barrier, c_barrier) for v in
+                          pricing.instrumented_cycles(s.work, s.parallel, INSTRUMENTED[s.name], T, HW))
+            if ic != 0:
+                instrumented_compute.append(n * t.define(f"Ci_{s.name}", ic, f"instrumented compute cycles: {doc}"))
+            if ir + iw != 0:
+                instrumented_dma.append(n * t.define(f"Mi_{s.name}", ir + iw, f"instrumented DMA cycles (timed "
+                                                     f"barriers included): {doc}"))
         push = [t.define(f"t_{c.name}_push", c.calls * P.host_transfer_s(c.bytes_per_dpu, N, HW, True, c.mode),
                          f"one transfer of {c.name} to every DPU ({c.mode})")
                 for c in self.calls_per_round if c.to_pim]
@@ -103,6 +121,8 @@ class EquationSet:
             "dpu_compute": sympy.Add(*compute) / f,
             "mram_wram_dma": sympy.Add(*dma) / f,
             EXPOSED_DMA: sympy.Add(*exposed) / f,
+            INSTRUMENTED_COMPUTE: sympy.Add(*instrumented_compute) / f,
+            INSTRUMENTED_DMA: sympy.Add(*instrumented_dma) / f,
             "host_to_pim": r * (sympy.Add(*push) + links.distribute_s),
             "pim_to_host": r * (sympy.Add(*pull) + links.gather_s),
             "host_aggregate": self.host_aggregate_s,
@@ -127,9 +147,11 @@ class EquationSet:
 
 # ---------------------------------------------------------------- building blocks
 def parallel(name: str, count: Expr, instructions_per_tasklet: Expr, dmas: tuple[Dma, ...] = (),
-             barriers: Expr | int = 0) -> Section:
-    """A section all T tasklets run, each issuing ``instructions_per_tasklet``."""
-    return Section(name, True, count, Work({"instructions": T * instructions_per_tasklet}, {}, dmas, barriers))
+             barriers: Expr | int = 0, timed: dict[str, Expr] | None = None) -> Section:
+    """A section all T tasklets run, each issuing ``instructions_per_tasklet``; ``timed``: the barriers the
+    benchmark builds add inside its DMA timers, per direction (``Work.timed_barriers``)."""
+    return Section(name, True, count, Work({"instructions": T * instructions_per_tasklet}, {}, dmas, barriers,
+                                           timed or {}))
 
 
 def serial(name: str, count: Expr, instructions: Expr | int = 0, dmas: tuple[Dma, ...] = (),
@@ -181,10 +203,10 @@ def dense_sample(t: Terms, model: str, count: Expr, kernels: str = "study") -> S
     accumulators. DMAs: the X slice, w blocks, accumulator blocks read and written. The corrected SVM kernel
     shifts the feature widened to int64 (the study's casts it to a signed int32)."""
     d_t = D / T
-    i_dot = t.define("i_dot", ops(mul64=1, mul64_bytes=COEF.dot_mul_bytes, int64_shift=1, int64_add=1)
+    i_dot = t.define("i_dot", ops(mul64=1, int64_shift=1, int64_add=1)
                      + K.dot_loop_instructions, "instructions per feature of the dot product x_ij * w_j")
     if model == "lr":
-        i_grad = t.define("i_grad", ops(mul64=1, mul64_bytes=COEF.grad_mul_bytes, int64_shift=1, int32_add=1)
+        i_grad = t.define("i_grad", ops(mul64=1, int64_shift=1, int32_add=1)
                           + K.grad_lr_loop_instructions, "instructions per feature of the LR gradient x_ij * e_i")
     else:
         shift = ops(int32_shift=1) if kernels == "study" else ops(int64_shift=1)
@@ -199,7 +221,8 @@ def dense_sample(t: Terms, model: str, count: Expr, kernels: str = "study") -> S
     blk_n, blk_bytes = dense_blocks(t)
     dmas = (lockstep("read", x_n, x_bytes), lockstep("read", 2 * blk_n, blk_bytes),  # X; w, then accumulators
             lockstep("write", blk_n, blk_bytes))
-    return parallel(SAMPLE, count, work, dmas)
+    # benchmark builds: a timed barrier after each of these DMAs (benchmark_LR/dpu/task.c:229, 244, 306, 330)
+    return parallel(SAMPLE, count, work, dmas, timed={"read": x_n + 2 * blk_n, "write": blk_n})
 
 
 def dense_zero(t: Terms, count: Expr) -> Section:
@@ -209,7 +232,7 @@ def dense_zero(t: Terms, count: Expr) -> Section:
     blk_n, blk_bytes = dense_blocks(t)
     work = t.define("I_zero", K.zero_loop_instructions * d_t + K.step_overhead_instructions,
                     "instructions per tasklet to start a local step (zero the accumulators)")
-    return parallel(ZERO, count, work, (lockstep("write", blk_n, blk_bytes),))
+    return parallel(ZERO, count, work, (lockstep("write", blk_n, blk_bytes),), timed={"write": blk_n})  # :184
 
 
 def dense_update(t: Terms, count: Expr, admm: bool) -> Section:
@@ -220,7 +243,8 @@ def dense_update(t: Terms, count: Expr, admm: bool) -> Section:
     blk_n, blk_bytes = dense_blocks(t)
     reads = 3 if admm else 2  # w, accumulators [, c = u - z]
     dmas = (lockstep("read", reads * blk_n, blk_bytes), lockstep("write", blk_n, blk_bytes))
-    return parallel(UPDATE, count, d_t * i_upd, dmas)
+    # benchmark builds: per block one timed barrier after its reads and one after its write (:373, :414)
+    return parallel(UPDATE, count, d_t * i_upd, dmas, timed={"read": blk_n, "write": blk_n})
 
 
 def step_reads(count: Expr, layout: str, update: bool) -> Section:
@@ -276,7 +300,10 @@ def sparse_sample(t: Terms, model: str, count: Expr) -> Section:
     gathers = 2 * z + 1  # w gathers, accumulator reads (+ the bias accumulator)
     dmas = (Dma("read", _x_bytes(q_hi), T, r), Dma("read", _x_bytes(q_lo), T, x_lo_dmas),
             Dma("read", b, conc, gathers), Dma("write", b, conc, writes))
-    return Section(SAMPLE, True, count, Work({"instructions": main + tail}, {("instructions", r): tail}, dmas))
+    # benchmark builds: only the X read is barrier-timed; the 8-B accesses are timed alone (Criteo benchmark_LR
+    # dpu/task.c:203-210 vs 255-260, 351-357, 388-392)
+    return Section(SAMPLE, True, count, Work({"instructions": main + tail}, {("instructions", r): tail}, dmas,
+                                             timed_barriers={"read": 1}))
 
 
 def sparse_zero(t: Terms, count: Expr) -> Section:
@@ -285,7 +312,7 @@ def sparse_zero(t: Terms, count: Expr) -> Section:
     work = t.define("I_zero", K.zero_loop_instructions * K.sparse_dense_block_bytes / K.sparse_acc_bytes
                     + K.dma_loop_instructions * blk_n + K.step_overhead_instructions,
                     "instructions per tasklet to start a local step (zero the accumulators)")
-    return parallel(ZERO, count, work, (lockstep("write", blk_n, blk_bytes),))
+    return parallel(ZERO, count, work, (lockstep("write", blk_n, blk_bytes),), timed={"write": blk_n})
 
 
 def sparse_update(t: Terms, count: Expr, admm: bool) -> Section:
@@ -300,7 +327,7 @@ def sparse_update(t: Terms, count: Expr, admm: bool) -> Section:
     reads_w = 2 if admm else 1
     dmas = (lockstep("read", reads_w * n_blocks / T, sympy.Integer(w_b)),
             lockstep("read", n_blocks / T, sympy.Integer(a_b)), lockstep("write", n_blocks / T, sympy.Integer(w_b)))
-    return parallel(UPDATE, count, swept / T * i_upd, dmas)
+    return parallel(UPDATE, count, swept / T * i_upd, dmas, timed={"read": n_blocks / T, "write": n_blocks / T})
 
 
 def launch_section(count: Expr, layout: str) -> Section:
@@ -329,7 +356,7 @@ def bias_calls(layout: str, to_pim: bool, mode: str = "parallel") -> list[HostCa
 
 
 def host_threads(layout: str) -> int:
-    return K.dense_host_threads if layout == "dense" else K.sparse_host_threads
+    return K.host_threads(layout)
 
 
 def host_reduce(passes: Expr | int, element_bytes: int, layout: str, thread_rounds: int = 1) -> Expr:

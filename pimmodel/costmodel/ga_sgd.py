@@ -40,7 +40,7 @@ def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
     pull = [HostCall("gradient", WL.features * gradient_bytes, to_pim=False), *bias_calls(layout, to_pim=False)]
     reduce = t.define("t_reduce", host_reduce(K.ga_host_passes, gradient_bytes, layout),
                       "host: sum the N gradients (one pass over N x d, threads created and joined)")
-    update = t.define("t_update", pricing.host_reduce_s(K.ga_host_update_passes * WL.features * 8,
+    update = t.define("t_update", pricing.host_reduce_s(K.ga_host_update_bytes_per_weight * WL.features,
                                                         host_threads(layout), 0, HW),
                       "host: update w from the summed gradient (read the sum and w, write w)")
     return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=(*push, *pull),

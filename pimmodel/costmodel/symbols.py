@@ -55,8 +55,6 @@ class WorkloadSymbols:
 class Coefficients:
     """Data-dependent coefficients (defaults in ``COEFFICIENT_DEFAULTS``; fitted by calibration)."""
 
-    dot_mul_bytes: sympy.Symbol
-    grad_mul_bytes: sympy.Symbol
     svm_hit_fraction: sympy.Symbol
     sparse_write_fraction: sympy.Symbol
 
@@ -88,7 +86,6 @@ _LATEX: dict[str, str] = {
     "nonzeros": "z", "bytes_per_value": r"s_{x}", "bias_slot": r"j_{\mathrm{bias}}",
     "local_epochs": r"E_{\mathrm{local}}",
     # coefficients
-    "dot_mul_bytes": r"\bar{s}_{\mathrm{dot}}", "grad_mul_bytes": r"\bar{s}_{\mathrm{grad}}",
     "svm_hit_fraction": r"h_{\mathrm{SVM}}", "sparse_write_fraction": r"w_{\mathrm{sparse}}",
     # hardware
     "dpu_clock_hz": "f", "revolver_interval_cycles": r"r_{\mathrm{rev}}", "dpus_per_rank": r"N_{\mathrm{rank}}",
@@ -104,7 +101,7 @@ _LATEX: dict[str, str] = {
     "host_memory_bytes_per_s": r"B_{\mathrm{mem}}", "host_cores": r"P_{\mathrm{host}}",
     "thread_start_s": r"t_{\mathrm{thread}}", "link_bytes_per_s": r"B_{\mathrm{link}}",
     "link_latency_s": r"t_{\mathrm{link}}", "int64_mul_base_instructions": r"i_{\mathrm{mul64}}",
-    "int64_mul_per_byte_instructions": r"i_{\mathrm{mul64,byte}}", "int32_mul_base_instructions": r"i_{\mathrm{mul32}}",
+    "int32_mul_base_instructions": r"i_{\mathrm{mul32}}",
     "mul_step_instructions": r"i_{\mathrm{mulstep}}",
 }
 

@@ -27,7 +27,7 @@ from ..calibration.result import CalibrationResult, load_calibration
 from ..costmodel import evaluate, workload_inputs
 from ..costmodel.registry import expressions
 from ..costmodel.symbols import all_symbols
-from ..phases import EXPOSED_DMA, PHASES, in_view, total
+from ..phases import PHASES, VIEW_SOURCES, in_view, total
 from ..specs import HardwareSpec, Workload
 from ..specs.hardware import NUMERIC_FIELDS
 
@@ -50,8 +50,7 @@ WHAT_IFS: tuple[WhatIf, ...] = (
                                              "host_memory_bytes_per_s": 4 * h.host_memory_bytes_per_s}),
     WhatIf("2x DPU clock", lambda h: {"dpu_clock_hz": 2 * h.dpu_clock_hz}),
     WhatIf("native 32/64-bit multiplier", lambda h: {"int32_mul_base_instructions": 1.0, "mul_step_instructions": 0.0,
-                                                     "int64_mul_base_instructions": 4.0,
-                                                     "int64_mul_per_byte_instructions": 0.0}),
+                                                     "int64_mul_base_instructions": 4.0}),
     WhatIf("4x MRAM DMA bandwidth", lambda h: {"dma_read_cycles_per_byte": h.dma_read_cycles_per_byte / 4,
                                                "dma_write_cycles_per_byte": h.dma_write_cycles_per_byte / 4}),
     WhatIf("10x lower launch overhead", lambda h: {"launch_overhead_s": h.launch_overhead_s / 10}),
@@ -79,8 +78,8 @@ def derivative_function(optimizer: str, model: str, layout: str, topology: str, 
     exprs = expressions(optimizer, model, layout, topology, kernels)
     keys, derivs = [], []
     for phase in PHASES:
-        source = EXPOSED_DMA if phase == "mram_wram_dma" and view == "wall" else phase
-        if phase == "launch" and view == "breakdown":
+        source = VIEW_SOURCES[view][phase]
+        if source is None:
             continue
         e = exprs[source]
         for sym in sorted(e.free_symbols, key=lambda s: s.name):

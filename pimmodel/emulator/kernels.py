@@ -7,8 +7,9 @@ computed at once; the gradient accumulators are sums over the batch (int32 sums 
 as the sequential C loop does). The only order-dependent rule, the sparse kernels' "skip an accumulator
 that currently equals -1", is reproduced with per-index prefix sums in sample order.
 
-Each function returns, besides the numbers, the data-dependent event counts per DPU (``KernelStats``):
-significant bytes of the software multiplies, SVM margin hits, accumulator writes and skips.
+Each function returns, besides the numbers, the data-dependent event counts per DPU (``KernelStats``): SVM
+margin hits, accumulator writes and skips. (The software 64-bit multiply, ``__muldi3``, is straight-line code
+whose cost does not depend on its operands: nothing about it is data dependent.)
 """
 
 from __future__ import annotations
@@ -91,8 +92,6 @@ class KernelConfig:
 class KernelStats:
     """Data-dependent counts of one local batch, per DPU (arrays of shape (D,))."""
 
-    dot_mul_bytes: NDArray[np.int64]
-    grad_mul_bytes: NDArray[np.int64]
     margin_hits: NDArray[np.int64]
     acc_writes: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     acc_skipped: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -116,20 +115,6 @@ def _dense_dot(xi: NDArray[np.integer], w: NDArray[np.int64], out: NDArray[np.in
     return np.add.reduce(prod, axis=2)
 
 
-def _mul_bytes(x: NDArray[np.uint32], w_abs: NDArray[np.int64], e_abs: NDArray[np.int64] | None
-               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Sum over the terms of the significant bytes of min(|a|, |b|) for the dot (x, w) and gradient (x, e)
-    multiplies, per DPU: sb(min(a, b)) = sum_k [a > t_k][b > t_k] with t_k = 2^(8k) - 1."""
-    dot = _zeros(x.shape[0])
-    grad = _zeros(x.shape[0])
-    for thr in fx.BYTE_THRESHOLDS:
-        over = x > thr
-        dot += np.count_nonzero(over & (w_abs > thr)[:, None, :], axis=(1, 2))
-        if e_abs is not None:
-            grad += (np.count_nonzero(over, axis=2) * (e_abs > thr)).sum(axis=1)
-    return dot, grad
-
-
 def _lane_group(words: int) -> int:
     """The largest divisor of ``words`` not above 255 (byte lanes of a uint64 sum cannot overflow)."""
     return next(g for g in range(min(255, words), 0, -1) if words % g == 0)
@@ -139,36 +124,6 @@ def _count_cols(mask: NDArray[np.bool_]) -> NDArray[np.uint8]:
     """(D, c, d) bool with c <= 255 and d % 8 == 0 -> per (D, d) count over c, summing 8 bytes per add."""
     n, c, d = mask.shape
     return np.add.reduce(mask.view(np.uint64), axis=1).view(np.uint8).reshape(n, d)
-
-
-def _count_rows(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """(D, c, d) bool with d % 8 == 0 -> per (D, c) count over d (uint64 words, byte lanes <= 255)."""
-    n, c, d = mask.shape
-    words = d // 8
-    g = _lane_group(words)
-    part = np.add.reduce(mask.view(np.uint64).reshape(n, c, words // g, g), axis=3)
-    return np.add.reduce(part.view(np.uint8).reshape(n, c, -1), axis=2, dtype=np.int64)
-
-
-def _mul_bytes_fast(x: NDArray[np.uint32], w_abs: NDArray[np.int64], e_abs: NDArray[np.int64] | None,
-                    scratch: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """``_mul_bytes`` for a contiguous-scratch block (c <= 255, d % 8 == 0): per threshold, one compare
-    pass over x, then column counts (weighted by [|w_j| > t]) and row counts (weighted by [|e_i| > t])."""
-    dot = _zeros(x.shape[0])
-    grad = _zeros(x.shape[0])
-    for thr in fx.BYTE_THRESHOLDS:
-        over = np.greater(x, thr, out=scratch)
-        cols = _count_cols(over)
-        w_over = w_abs > thr
-        all_terms = np.add.reduce(cols, axis=1, dtype=np.int64)
-        dot += all_terms if w_over.all() else np.add.reduce(np.where(w_over, cols, np.uint8(0)), axis=1,
-                                                            dtype=np.int64)
-        if e_abs is None:
-            continue
-        e_over = e_abs > thr
-        # usually every sample's error has more than thr significant bytes: no per-row counts needed
-        grad += all_terms if e_over.all() else np.add.reduce(_count_rows(over) * e_over, axis=1)
-    return dot, grad
 
 
 def _blocks(n_dpus: int, b: int, d: int) -> list[tuple[slice, slice]]:
@@ -188,11 +143,11 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
     really holds (a shorter shard's padding rows contribute nothing).
 
     Two passes over cache-sized blocks: the dot products of the whole batch (the weights are fixed during
-    a step), then the per-sample scalars at once, then the gradient terms and the multiply byte counts."""
+    a step), then the per-sample scalars at once, then the gradient terms."""
     n_dpus, b, d = x.shape
     w = np.asarray(w, dtype=np.int64)
     acc = np.zeros((n_dpus, d), dtype=np.int64)
-    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), _zeros(n_dpus))
+    stats = KernelStats(_zeros(n_dpus))
     blocks = _blocks(n_dpus, b, d)
     size = max((ds.stop - ds.start) * (cs.stop - cs.start) * d for ds, cs in blocks)
     buf = np.empty(size, dtype=np.int64)
@@ -207,12 +162,10 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
         z[ds, cs] = _dense_dot(x[ds, cs], w[ds], out=scratch(buf, ds, cs))
     z += bias[:, None]
     yc = y.astype(np.int64)
-    w_abs = np.abs(w)
     if cfg.model == "lr":
         e = sigmoid_q31(z) - yc * fx.ONE
         if valid is not None:
             e = np.where(valid, e, 0)
-        e_abs = np.abs(e)
         shift = fx.SHIFT + cfg.learning_rate_shift
         # the int32 store only changes a term equal to 2^31 (x = e = 2^31 with no learning-rate shift)
         wrap = cfg.learning_rate_shift == 0 and bool((e >= fx.ONE).any())
@@ -227,10 +180,6 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
             acc[ds] += np.add.reduce(g, axis=1)
             minus1 = np.equal(g, -1, out=scratch(mask, ds, cs))  # the -1 guard: those terms count as 0
             acc[ds] += _count_cols(minus1) if packed else np.count_nonzero(minus1, axis=1)
-            dot_b, grad_b = (_mul_bytes_fast(xb, w_abs[ds], e_abs[ds, cs], scratch(mask, ds, cs)) if packed
-                             else _mul_bytes(xb, w_abs[ds], e_abs[ds, cs]))
-            stats.dot_mul_bytes[ds] += dot_b
-            stats.grad_mul_bytes[ds] += grad_b
         bias_acc = fx.shift_guard(e, cfg.learning_rate_shift).sum(axis=1)
     else:
         hit, sign = _svm_hits(z, yc, cfg, valid)
@@ -241,9 +190,6 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
             xb = x[ds, cs]
             term = fx.shift_guard(cast(xb), cfg.learning_rate_shift).astype(np.float64)
             acc[ds] += np.matmul(coeff[ds, None, cs], term)[:, 0, :].astype(np.int64)
-            dot_b, _ = (_mul_bytes_fast(xb, w_abs[ds], None, scratch(mask, ds, cs)) if packed
-                        else _mul_bytes(xb, w_abs[ds], None))
-            stats.dot_mul_bytes[ds] += dot_b
         bias_acc = (hit * sign).sum(axis=1) * int(fx.shift_guard(fx.ONE >> cfg.learning_rate_shift, 0))
         stats.margin_hits += hit.sum(axis=1)
     return fx.wrap_int32(acc), bias_acc, stats
@@ -283,7 +229,7 @@ def dense_batch_float(w: NDArray[np.float64], bias: NDArray[np.float64], x: NDAr
     xr = x.astype(np.float64) / fx.ONE
     z = np.matmul(xr, w[:, :, None])[:, :, 0] + bias[:, None]
     yf = y.astype(np.float64)
-    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), _zeros(n_dpus))
+    stats = KernelStats(_zeros(n_dpus))
     if cfg.model == "lr":
         coeff = cfg.eta * (sigmoid(z) - yf)
     else:
@@ -412,7 +358,7 @@ def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArra
         writes = attempted - np.bincount(skipped_dpu, minlength=n_dpus).astype(np.int64)
     bias_add = np.where(active | (cfg.model == "svm"), np.where(active, value, 0), 0).sum(axis=1)
     slots = (b if valid is None else valid.sum(axis=1)) * z_slots  # the real rows' slots
-    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), hit.sum(axis=1),
+    stats = KernelStats(hit.sum(axis=1),
                         acc_writes=writes, acc_skipped=slots - writes)
     stats.acc_skipped = stats.acc_skipped - (slots - attempted) * (cfg.model == "svm")
     return SparseAcc(keys, totals, bias_add.astype(np.int64)), stats
@@ -521,7 +467,7 @@ def sparse_batch_float(w: NDArray[np.float64], idx: NDArray[np.integer], y: NDAr
     rows = np.broadcast_to(np.arange(n_dpus)[:, None, None], idx.shape)
     np.add.at(acc, (rows, idx), np.broadcast_to(value[:, :, None], idx.shape))
     acc[:, bias_index] += value.sum(axis=1)
-    stats = KernelStats(_zeros(n_dpus), _zeros(n_dpus), hit.sum(axis=1).astype(np.int64))
+    stats = KernelStats(hit.sum(axis=1).astype(np.int64))
     return acc, stats
 
 

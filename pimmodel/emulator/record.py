@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from ..phases import VIEWS
 from ..specs import HardwareSpec
 from . import timing
-from .trace import Trace, zeros
+from .trace import Trace
 
 
 def _stat(v: NDArray[np.float64]) -> dict[str, float]:
@@ -20,13 +20,11 @@ def _stat(v: NDArray[np.float64]) -> dict[str, float]:
 
 def trace_record(trace: Trace, hw: HardwareSpec) -> dict[str, Any]:
     dma = trace.dma_totals()
-    ops = trace.ops
     return {
         "dpus": trace.dpus, "tasklets": trace.tasklets, "epochs": trace.epochs, "rounds": trace.rounds,
         "dpu_compute": {
             "instructions_parallel": {k: _stat(v) for k, v in timing.instructions(trace, hw).items()},
             "instructions_serial": {k: _stat(v) for k, v in timing.instructions(trace, hw, serial=True).items()},
-            "mul64_significant_bytes": _stat(ops.get("mul64_bytes", zeros(trace.dpus))),
             "events": {k: _stat(v) for k, v in trace.events.items()},
         },
         "mram_wram_dma": {

@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 
 from .. import primitives as P
 from ..kernels import pricing
-from ..phases import EXPOSED_DMA, in_view, total
+from ..kernels.study import INSTRUMENTED
+from ..phases import EXPOSED_DMA, INSTRUMENTED_COMPUTE, INSTRUMENTED_DMA, in_view, total
 from ..specs import HardwareSpec
 from .trace import Trace, zeros
 
@@ -41,15 +42,28 @@ def raw_seconds(trace: Trace, hw: HardwareSpec) -> dict[str, float]:
         exposed = exposed + pricing.exposed_dma_cycles(parallel, c, d)
     c_s = float(P.cycles_to_s(compute.max(), hw))
     calls = trace.host_calls()
+    ic, ir, iw = instrumented_cycles(trace, hw)
     return {
         "dpu_compute": c_s,
         "mram_wram_dma": float(P.cycles_to_s(dma.max(), hw)),
         EXPOSED_DMA: float(P.cycles_to_s((compute + exposed).max(), hw)) - c_s,
+        INSTRUMENTED_COMPUTE: float(P.cycles_to_s(ic.max(), hw)),
+        INSTRUMENTED_DMA: float(P.cycles_to_s(ir.max(), hw) + P.cycles_to_s(iw.max(), hw)),
         "host_to_pim": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=True)),
         "pim_to_host": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=False)),
         "host_aggregate": aggregate_s(trace, hw),
         "launch": trace.launches * float(P.launch_s(hw)),
     }
+
+
+def instrumented_cycles(trace: Trace, hw: HardwareSpec
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per DPU: (compute, MRAM->WRAM, WRAM->MRAM) cycles as the study's benchmark builds count them."""
+    out = [zeros(trace.dpus), zeros(trace.dpus), zeros(trace.dpus)]
+    for name, (parallel, work) in trace.works().items():
+        for k, v in enumerate(pricing.instrumented_cycles(work, parallel, INSTRUMENTED[name], trace.tasklets, hw)):
+            out[k] = out[k] + v
+    return out[0], out[1], out[2]
 
 
 def aggregate_s(trace: Trace, hw: HardwareSpec) -> float:

@@ -95,8 +95,10 @@ class Trace:
         for section in sorted((s for s in self.sections if s != NO_SECTION), key=SECTIONS.index):
             tables = self.sections[section]
             dmas = tuple(Dma(direction, size, conc, n) for (direction, size, conc), n in tables["dmas"].items())
+            events = tables["events"]
+            timed = {d: events[f"timed_barriers_{d}"] for d in ("read", "write") if f"timed_barriers_{d}" in events}
             work = Work(ops=dict(tables["ops"]), tail_ops=dict(tables["tail_ops"]), dmas=dmas,
-                        barriers=tables["events"].get("barriers", 0))
+                        barriers=events.get("barriers", 0), timed_barriers=timed)
             out[section] = (is_parallel(section), work)
         return out
 

@@ -216,7 +216,7 @@ def _model_calls(tr: Trace, st: _State, to_pim: bool, vectors: int = 1, element_
 
 
 def _host_work(tr: Trace, st: _State, passes: float, element_bytes: int, thread_rounds: int = 1) -> None:
-    threads = K.dense_host_threads if st.dense else K.sparse_host_threads
+    threads = K.host_threads("dense" if st.dense else "sparse")
     tr.host(passes * st.n * st.d * element_bytes, passes * st.n * st.d, threads)
     tr.thread_starts[threads] += thread_rounds
 
@@ -236,8 +236,7 @@ def _round_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: in
         if ga:
             _ga_host(st, cfg, out_w, out_b, b * st.n)
             _host_work(tr, st, K.ga_host_passes, grad_bytes)
-            tr.host(K.ga_host_update_passes * st.d * 8, K.ga_host_update_passes * st.d,
-                    K.dense_host_threads if st.dense else K.sparse_host_threads)
+            tr.host(K.ga_host_update_bytes_per_weight * st.d, st.d, K.host_threads("dense" if st.dense else "sparse"))
         else:
             _ma_host(st, out_w, out_b)
             _host_work(tr, st, K.ma_host_passes, 4)
@@ -317,7 +316,7 @@ def _admm_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int
     else:
         w_mean, _, st.u, st.c = host.admm_float(w, st.u, cfg.model, st.n, cfg.reg_shift, cfg.alpha_shift, intended)
         b_mean = float(bias.mean()) if st.dense else 0.0
-    _host_work(tr, st, K.admm_host_passes, 4, thread_rounds=K.admm_host_thread_rounds)
+    _host_work(tr, st, K.admm_host_passes, 4, thread_rounds=K.admm_thread_rounds("dense" if st.dense else "sparse"))
     tr.rounds += 1
     st.w, st.bias = _zero_pad_slots(st, np.asarray(w_mean).astype(st.w.dtype)), b_mean
     return st.decoded(st.w, st.bias)

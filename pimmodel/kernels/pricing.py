@@ -28,11 +28,11 @@ def instructions(ops: Mapping[str, Num], hw: Any) -> Num:
 
 
 def instructions_by_class(ops: Mapping[str, Num], hw: Any) -> dict[str, Num]:
-    """Instructions per operation class, the software multiplies' data-dependent parts folded into their
-    class (``mul64_bytes`` into ``mul64``, ``mul32_bits`` into ``mul32``)."""
+    """Instructions per operation class, the software 32-bit multiply's data-dependent part folded into its
+    class (``mul32_bits`` into ``mul32``)."""
     out: dict[str, Num] = {}
     for op, count in ops.items():
-        name = {"mul64_bytes": "mul64", "mul32_bits": "mul32"}.get(op, op)
+        name = {"mul32_bits": "mul32"}.get(op, op)
         out[name] = out.get(name, 0) + count * op_instructions(op, hw)
     return out
 
@@ -53,10 +53,10 @@ def compute_cycles(work: Work, parallel: bool, tasklets: Num, hw: Any) -> Num:
     return cycles + work.barriers * P.barrier_cycles(tasklets, hw)
 
 
-def dma_cycles(work: Work, hw: Any) -> Num:
-    """Cycles of one occurrence's MRAM<->WRAM DMAs (nothing overlapped)."""
+def dma_cycles(work: Work, hw: Any, direction: str | None = None) -> Num:
+    """Cycles of one occurrence's MRAM<->WRAM DMAs (nothing overlapped), of one direction or both."""
     return sum((d.transfers / d.concurrent * P.dma_burst_cycles(d.bytes, d.concurrent, hw, d.direction == "write")
-                for d in work.dmas), 0)
+                for d in work.dmas if direction in (None, d.direction)), 0)
 
 
 def exposed_dma_cycles(parallel: bool, compute: Num, dma: Num) -> Num:
@@ -79,3 +79,19 @@ def host_reduce_s(bytes_streamed: Num, threads: Num, thread_rounds: Num, hw: Any
     """The parameter server's work: stream ``bytes_streamed`` through ``threads`` host threads, created and
     joined ``thread_rounds`` times."""
     return P.host_reduce_s(bytes_streamed, threads, hw) + thread_rounds * P.thread_start_s(threads, hw)
+
+
+def instrumented_cycles(work: Work, parallel: bool, categories: tuple[str, ...], tasklets: Num, hw: Any
+                        ) -> tuple[Num, Num, Num]:
+    """(compute, read, write) cycles of one occurrence as an instrumented build counts them per category
+    (``kernels.study.INSTRUMENTED``): compute without any barrier wait, each DMA direction with the barriers timed
+    inside it; ``categories`` says which intervals count ("compute", "read", "write"; "dma_in_compute": the DMAs
+    lie inside a compute interval and count as compute)."""
+    barrier = P.barrier_cycles(tasklets, hw)
+    compute = compute_cycles(work, parallel, tasklets, hw) - work.barriers * barrier
+    if "dma_in_compute" in categories:
+        compute = compute + dma_cycles(work, hw)
+    read = dma_cycles(work, hw, "read") + work.timed_barriers.get("read", 0) * barrier
+    write = dma_cycles(work, hw, "write") + work.timed_barriers.get("write", 0) * barrier
+    return (compute if "compute" in categories else 0, read if "read" in categories else 0,
+            write if "write" in categories else 0)

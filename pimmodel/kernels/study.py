@@ -115,21 +115,33 @@ class KernelProfile:
         if layout == "dense":
             return 0 if update else self.dense_ga_label_block_bytes
         return self.sparse_label_block_bytes if update else self.sparse_ga_label_block_bytes
-    # ---- host parameter server
+    # ---- host parameter server (``host/app.c`` of each optimizer; the recount in tests/costmodel/test_host_side.py
+    # cites file and line). Passes count the bytes the reductions move through host memory, in units of the N x d
+    # arrays: a read stream is 1, a read-modify-write adds 1 (the write-back), a write-only stream 2 (the CPU reads
+    # each line for ownership before writing it: write-allocate).
     dense_host_threads: int = 17
     """YFCC: 16 threads x 256 features + 1 for the bias, created and joined every round."""
     sparse_host_threads: int = 63
-    """Criteo: 63 threads x 15,896 features."""
+    """Criteo: 62 threads x 15,896 features + 1 x 15,920, created and joined every round."""
     ma_host_passes: int = 1
-    """MA-SGD: one pass over the N x d int32 local models (sum into int64, divide, clamp)."""
+    """MA-SGD: one read stream over the N x d int32 local models, summed into int64 (then d values written)."""
     ga_host_passes: int = 1
-    """GA-SGD: one pass over the N x d gradients (int32 dense, int64 sparse)."""
-    ga_host_update_passes: int = 3
-    """GA-SGD: the host update reads the sum and w and writes w (over d values, not N x d)."""
-    admm_host_passes: int = 6
-    """ADMM: read all w_k, read all u_k, read w_k and u_k and write u_k, write c_k (6 streams of N x d)."""
-    admm_host_thread_rounds: int = 2
-    """ADMM: one threaded pass for the means, one for the u/c updates."""
+    """GA-SGD: one read stream over the N x d gradients (int32 dense, int64 sparse), summed into int64."""
+    ga_host_update_bytes_per_weight: int = 16
+    """GA-SGD: the update reads the int64 sum (8 B) and w (4 B) and writes w back (4 B), over d values."""
+    admm_host_passes: int = 8
+    """ADMM: 5 read streams (sum of w_k; sum of u_k; u_k and w_k for the u update; u_k for c_k), 2 write-backs
+    (u_k updated in place; c_k = u_k - z written), and the write-allocate read of c_k, which is only written."""
+    dense_admm_thread_rounds: int = 1
+    """ADMM YFCC: one group of 17 threads per epoch does means, z, u and c together."""
+    sparse_admm_thread_rounds: int = 3
+    """ADMM Criteo: three groups of 63 threads per epoch (mean of w, mean of u, then z/u/c): 189 create/join."""
+
+    def host_threads(self, layout: str) -> int:
+        return self.dense_host_threads if layout == "dense" else self.sparse_host_threads
+
+    def admm_thread_rounds(self, layout: str) -> int:
+        return self.dense_admm_thread_rounds if layout == "dense" else self.sparse_admm_thread_rounds
 
 
 PROFILE = KernelProfile()
@@ -153,6 +165,19 @@ SECTION_DOCS: dict[str, str] = {
     "launch": "kernel start and end barriers; dense: tasklet T-1's bias read and write",
 }
 SAMPLE, ZERO, UPDATE, EXCHANGE, STEP_READS, ERROR, STEP, LAUNCH = SECTION_DOCS
+INSTRUMENTED: dict[str, tuple[str, ...]] = {
+    SAMPLE: ("compute", "read", "write"), ZERO: ("compute", "write"), UPDATE: ("compute", "read", "write"),
+    EXCHANGE: ("compute", "read", "write"), STEP_READS: ("read",), ERROR: ("compute", "dma_in_compute"), STEP: (),
+    LAUNCH: ("write",),
+}
+"""How the study's benchmark builds (``benchmark_LR``/``benchmark_SVM``, Figs. 2/4/9) count each section: per
+tasklet, cycles between ``timer_start`` and ``timer_stop`` go to init, compute, MRAM->WRAM or WRAM->MRAM; the host
+sums a tasklet's counters over the epoch's launches and takes the max over (DPU, tasklet) per category
+(``U/MA-SGD/YFCC100M-HNfc6/benchmark_LR/host/app.c:730-741``). Compute intervals hold no barrier wait; every bulk
+DMA is timed with the barrier that follows it (``Work.timed_barriers``); the other barriers are untimed. Tasklet 0's
+serial sigmoid, LUT read included, lies inside its compute interval (``benchmark_LR/dpu/task.c:269-289``); its
+label read is timed as MRAM->WRAM without a barrier (205-208); the kernel prologue, the bias read included, is the
+init interval (67-142), which the figures leave out, and tasklet 15's final bias write is WRAM->MRAM (461-464)."""
 PARALLEL_SECTIONS: tuple[str, ...] = (SAMPLE, ZERO, UPDATE, EXCHANGE)
 SERIAL_SECTIONS: tuple[str, ...] = (STEP_READS, ERROR, STEP, LAUNCH)
 SECTIONS: tuple[str, ...] = PARALLEL_SECTIONS + SERIAL_SECTIONS

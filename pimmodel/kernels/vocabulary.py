@@ -11,7 +11,9 @@ some ``Work``:
   next barrier (an uneven split), keyed ``(op class, k)``;
 - ``dmas``: MRAM<->WRAM transfers, each ``Dma(direction, bytes, concurrent, transfers)``: ``transfers`` DMAs
   of ``bytes`` each, issued ``concurrent`` at a time (tasklets in lockstep);
-- ``barriers``: ``barrier_wait`` calls.
+- ``barriers``: ``barrier_wait`` calls;
+- ``timed_barriers``: of those, the ones an instrumented build times inside a DMA category ("read"/"write": the
+  study's benchmark builds bracket every bulk DMA with ``timer_start`` ... ``barrier_wait`` ... ``timer_stop``).
 
 The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU and mode).
 
@@ -49,7 +51,6 @@ OP_CLASSES: dict[str, Callable[[Any], Num]] = {
     "mul32": _field("int32_mul_base_instructions"),
     "mul32_bits": _field("mul_step_instructions"),
     "mul64": _field("int64_mul_base_instructions"),
-    "mul64_bytes": _field("int64_mul_per_byte_instructions"),
     "float_add": _field("float_add_instructions"),
     "float_mul": _field("float_mul_instructions"),
     "float_div": _field("float_div_instructions"),
@@ -60,9 +61,8 @@ OP_CLASSES: dict[str, Callable[[Any], Num]] = {
 }
 """Operation class -> instructions per operation on a hardware spec. ``instructions`` and ``bookkeeping``
 (loads, stores, index updates, compares, branches) are one instruction each; ``mul32`` / ``mul64`` count
-calls of the software multiplies and ``mul32_bits`` / ``mul64_bytes`` the significant bits / bytes of the
-smaller operand that drive their data-dependent part (``primitives.mul32_instructions``,
-``mul64_instructions``)."""
+calls of the software multiplies and ``mul32_bits`` the significant bits of the smaller operand that drive
+``__mulsi3``'s data-dependent part (``primitives.mul32_instructions``); ``__muldi3`` has none."""
 
 
 def op_instructions(op: str, hw: Any) -> Num:
@@ -99,6 +99,7 @@ class Work:
     tail_ops: Mapping[tuple[str, Any], Num] = field(default_factory=dict)
     dmas: tuple[Dma, ...] = ()
     barriers: Num = 0
+    timed_barriers: Mapping[str, Num] = field(default_factory=dict)
 
     def dma_totals(self, direction: str) -> tuple[Num, Num]:
         """(transfers, bytes) of one direction."""

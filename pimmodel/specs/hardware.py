@@ -65,8 +65,6 @@ FIELDS: tuple[Field, ...] = (
     _f("mul_step_instructions", "instructions", "mul_step", 1, 0, 1e3,
        doc="per bit of the smaller operand (0 = native multiplier)"),
     _f("int64_mul_base_instructions", "instructions", "int64_mul_base", 1, 0.25, 1e5),
-    _f("int64_mul_per_byte_instructions", "instructions", "int64_mul_per_byte", 1, 0, 1e4,
-       doc="per significant byte of the smaller operand (byte-wise 8x8 products)"),
     _f("float_add_instructions", "instructions", "float_add", 1, 0.25, 1e5),
     _f("float_mul_instructions", "instructions", "float_mul", 1, 0.25, 1e5),
     _f("float_div_instructions", "instructions", "float_div", 1, 0.25, 1e5),
@@ -137,7 +135,6 @@ class HardwareSpec:
     int32_mul_base_instructions: float
     mul_step_instructions: float
     int64_mul_base_instructions: float
-    int64_mul_per_byte_instructions: float
     float_add_instructions: float
     float_mul_instructions: float
     float_div_instructions: float

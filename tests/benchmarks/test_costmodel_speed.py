@@ -41,7 +41,7 @@ def test_vectorized_batch_throughput() -> None:
               "push_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
               "pull_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
               "dma_read_latency_cycles": rng.uniform(20, 200, n), "launch_overhead_s": rng.uniform(1e-5, 1e-3, n),
-              "int64_mul_per_byte_instructions": rng.uniform(0, 30, n)}
+              "int64_mul_base_instructions": rng.uniform(4, 132, n)}
     def epoch_s() -> np.ndarray:
         phases = in_view(raw(w, values), "wall")
         return sum(np.asarray(phases[p]) for p in PHASES)

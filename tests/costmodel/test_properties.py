@@ -16,7 +16,7 @@ CONFIGS = [(ds, m, o) for ds in (YFCC, CRITEO) for m in ("lr", "svm") for o in (
 SPEEDUP_FIELDS = ["dpu_clock_hz", "push_bytes_per_s_per_rank", "pull_bytes_per_s_per_rank", "host_thread_bytes_per_s",
                   "host_memory_bytes_per_s"]
 SLOWDOWN_FIELDS = ["dma_read_latency_cycles", "dma_read_cycles_per_byte", "launch_overhead_s",
-                   "transfer_call_overhead_s", "double_div_instructions", "int64_mul_per_byte_instructions"]
+                   "transfer_call_overhead_s", "double_div_instructions", "int64_mul_base_instructions"]
 config = st.sampled_from(CONFIGS)
 dpus = st.sampled_from([256, 512, 1024, 2048])
 

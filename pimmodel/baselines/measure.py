@@ -37,7 +37,7 @@ Progress = Callable[[str, int, int], None]
 """progress(message, done, total)"""
 
 MODELS = ("lr", "svm")
-FULL_PASSES = 4
+FULL_PASSES = 3
 QUICK_PASSES = 1
 
 
@@ -111,13 +111,15 @@ def run_case(team: Team, case: Case) -> dict[str, Any]:
 
 
 def refresh_probe(prober: MachineProber, case: Case) -> None:
-    """Probe again, right before ``case``, the primitives it depends on (the machine's speed drifts)."""
+    """Probe again, right before ``case``, the primitives that dominate it (the machine's speed drifts): its
+    step's fixed cost, the exchange for lockstep optimizers, DRAM bandwidth for DRAM cases. The per-core
+    rates are re-probed once per pass."""
     p = case.processes
     if case.size.label == "dram":
         prober.dram(p)
-    prober.rates(p, random_access=False)
     prober.steps(p, (kind_of(case.optimizer, case.model),))
-    prober.exchange(p)
+    if case.optimizer != "admm":
+        prober.exchange(p)
 
 
 def predicted_epoch_s(case: Case, readings: dict[str, float], team_size: int, l2_bytes: int) -> float:
@@ -162,6 +164,9 @@ def run_measurement(quick: bool = False, progress: Progress | None = None) -> di
         first_readings = dict(prober.readings)
         done += 1
         for index in range(passes):
+            for p in sorted({1, team_size}):
+                if index > 0:
+                    prober.rates(p, random_access=False)
             for case in plan:
                 report(f"pass {index + 1}/{passes}: {case.size.label} {case.optimizer} {case.model} "
                        f"x{case.processes}", done, total)

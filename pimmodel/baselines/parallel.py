@@ -39,8 +39,8 @@ FLAG_STRIDE_BYTES = 64
 
 @dataclass(frozen=True, slots=True)
 class SharedBlock:
-    """Where a worker finds the shared block: ``slots`` rows of ``width`` float32, then one int64 flag per
-    process (on its own cache line) for ``worker_tasks.FlagBarrier``."""
+    """Where a worker finds the shared block: ``slots`` rows of ``width`` float32, then one cache line of int64
+    flags per process (``flags`` and ``done``)."""
 
     name: str
     slots: int
@@ -58,10 +58,16 @@ class SharedBlock:
     def view(self, shm: SharedMemory) -> np.ndarray:
         return np.ndarray((self.slots, self.width), np.float32, buffer=shm.buf)
 
+    def _lines(self, shm: SharedMemory) -> np.ndarray:
+        return np.ndarray((self.processes, FLAG_STRIDE_BYTES // 8), np.int64, buffer=shm.buf, offset=self.data_bytes)
+
     def flags(self, shm: SharedMemory) -> np.ndarray:
-        lines = np.ndarray((self.processes, FLAG_STRIDE_BYTES // 8), np.int64, buffer=shm.buf,
-                           offset=self.data_bytes)
-        return lines[:, 0]
+        """One barrier generation per process (``worker_tasks.FlagBarrier``)."""
+        return self._lines(shm)[:, 0]
+
+    def done(self, shm: SharedMemory) -> np.ndarray:
+        """One done-flag per process (``worker_tasks._together``)."""
+        return self._lines(shm)[:, 1]
 
 
 def _pin_to_core(rank: int, size: int) -> None:
@@ -82,7 +88,8 @@ def _worker_main(rank: int, size: int, block: SharedBlock, barrier: Any, inbox: 
     _pin_to_core(rank, size)
     shm = SharedMemory(name=block.name)
     try:
-        context = worker_tasks.WorkerContext(rank, size, block.view(shm), barrier, block.flags(shm))
+        context = worker_tasks.WorkerContext(rank, size, block.view(shm), barrier, block.flags(shm),
+                                             block.done(shm))
         while True:
             message = inbox.get()
             if message is None:
@@ -113,6 +120,7 @@ class Team:
         self._shm = SharedMemory(create=True, size=block.size_bytes)
         self.block = SharedBlock(self._shm.name, slots, width, size)
         self.block.flags(self._shm)[:] = 0
+        self.block.done(self._shm)[:] = 0
         self.size = size
         self._barrier = ctx.Barrier(size, timeout=BARRIER_TIMEOUT_S)
         self._outbox = ctx.Queue()

@@ -106,7 +106,7 @@ class MachineProber:
         return max(7, full // 3) if self.quick else full
 
     def stream(self, processes: int, mib: float, kernels: tuple[str, ...] | None = None) -> dict[str, float]:
-        repeats = self._repeats(max(5, min(21, int(512 / mib))))
+        repeats = self._repeats(max(11, min(21, int(512 / mib))))
         extra = {} if kernels is None else {"kernels": kernels}
         payloads = self.team.run("stream", processes, working_set_bytes=int(mib * MiB), repeats=repeats, **extra)
         return {k: _slowest(payloads, k, rate=True) for k in payloads[0]}

@@ -28,6 +28,7 @@ class WorkerContext:
     shared: np.ndarray
     barrier: Any
     flags: np.ndarray
+    done: np.ndarray
     cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     arrays: dict[tuple[Any, ...], dict[str, np.ndarray]] = field(default_factory=dict)
 
@@ -49,9 +50,12 @@ it); elsewhere the exchange falls back to the team's sleeping barrier."""
 
 class FlagBarrier:
     """A polling barrier over shared memory, as shared-memory collectives do: rank r publishes its barrier
-    generation in its own flag and polls until every flag has reached it, yielding the CPU between polls so
-    that a partner descheduled by another process can run. No process ever sleeps on it, so meeting costs
-    microseconds instead of a wake-up (~0.1 ms on a virtual machine)."""
+    generation in its own flag and polls until every flag has reached it. It spins for up to
+    ``SPIN_POLLS`` polls, then yields the CPU between polls (so a partner descheduled by another process on
+    this core can run). No process ever sleeps on it, so meeting costs microseconds instead of a wake-up
+    (~0.1 ms on a virtual machine)."""
+
+    SPIN_POLLS = 200
 
     def __init__(self, flags: np.ndarray, rank: int, processes: int) -> None:
         self.flags = flags[:processes]
@@ -62,8 +66,11 @@ class FlagBarrier:
         self.generation += 1
         self.flags[self.rank] = self.generation
         flags, generation = self.flags, self.generation
+        polls = 0
         while flags.min() < generation:
-            os.sched_yield()
+            polls += 1
+            if polls > self.SPIN_POLLS:
+                os.sched_yield()
 
 
 @dataclass
@@ -173,14 +180,31 @@ def low_quantile(samples: list[float]) -> float:
     return float(np.quantile(np.asarray(samples), LOW_QUANTILE))
 
 
-def _timed(fn: Callable[[], object], repeats: int, best: bool = False) -> float:
-    """The low quantile (or, STREAM's convention for bandwidth, the best) of ``repeats`` timings of ``fn``."""
+def _timed(fn: Callable[[], object], repeats: int) -> float:
+    """The low quantile of ``repeats`` timings of ``fn``."""
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - start)
-    return float(min(samples)) if best else low_quantile(samples)
+    return low_quantile(samples)
+
+
+def _together(ctx: WorkerContext, processes: int, fn: Callable[[], object], repeats: int) -> float:
+    """``_timed`` with ``processes`` processes running ``fn`` at once for the whole measurement: a process that
+    finishes its repeats keeps running ``fn`` (untimed) until every process has finished, so the last one is
+    never timed alone (a concurrent probe must see its partners' load throughout)."""
+    if processes == 1:
+        return _timed(fn, repeats)
+    done = ctx.done[:processes]
+    done[ctx.rank] = 0
+    ctx.barrier.wait()
+    value = _timed(fn, repeats)
+    done[ctx.rank] = 1
+    while done.min() < 1:
+        fn()
+    ctx.barrier.wait()
+    return value
 
 
 def _sync(ctx: WorkerContext, processes: int) -> None:
@@ -205,7 +229,8 @@ def probe_stream(ctx: WorkerContext, processes: int, working_set_bytes: int, rep
                  kernels: tuple[str, ...] = ("copy", "triad", "read", "matvec_read")) -> dict[str, float]:
     """STREAM-like copy, triad and read (dot) bandwidth of one process over a working set (three arrays), and
     the read bandwidth of the training kernel's own access: a float32 matrix-vector product over a matrix of
-    the same size (``matvec_read``). Best of ``repeats``, as STREAM reports it."""
+    the same size (``matvec_read``). The low quantile of ``repeats`` (STREAM reports the best; the cases'
+    statistic is used here instead, so that both sides see the other tenants' memory traffic alike)."""
     arr = _probe_arrays(ctx, working_set_bytes)
     a, b, c, matrix, vector = arr["a"], arr["b"], arr["c"], arr["matrix"], arr["vector"]
     out = np.zeros(matrix.shape[0], np.float32)
@@ -223,8 +248,7 @@ def probe_stream(ctx: WorkerContext, processes: int, working_set_bytes: int, rep
     result = {}
     for name in kernels:
         fn, moved = runs[name]
-        _sync(ctx, processes)
-        result[f"{name}_bytes_per_s"] = moved / _timed(fn, repeats, best=True)
+        result[f"{name}_bytes_per_s"] = moved / _together(ctx, processes, fn, repeats)
     return result
 
 
@@ -244,8 +268,7 @@ def probe_matvec(ctx: WorkerContext, processes: int, rows: int, features: int, r
             np.matmul(z, x, out=g)
 
     kernel()
-    _sync(ctx, processes)
-    seconds = _timed(kernel, repeats) / inner
+    seconds = _together(ctx, processes, kernel, repeats) / inner
     return {"matvec_flops_per_s": 4.0 * rows * features / seconds}
 
 
@@ -277,9 +300,8 @@ def probe_vector_op(ctx: WorkerContext, processes: int, length: int, repeats: in
 
     mix()
     sign()
-    _sync(ctx, processes)
-    mix_s = _timed(mix, repeats) / inner
-    sign_s = _timed(sign, repeats) / inner
+    mix_s = _together(ctx, processes, mix, repeats) / inner
+    sign_s = _together(ctx, processes, sign, repeats) / inner
     return {"vector_bytes_per_s": VECTOR_MIX_BYTES_PER_ELEMENT * length / mix_s,
             "sign_bytes_per_s": 8.0 * length / sign_s}
 
@@ -292,8 +314,7 @@ def probe_random(ctx: WorkerContext, processes: int, array_bytes: int, accesses:
     index = rng.integers(0, table.size, accesses)
     out = np.empty(accesses, np.float32)
     np.take(table, index, out=out)
-    _sync(ctx, processes)
-    return {"random_access_s": _timed(lambda: np.take(table, index, out=out), repeats) / accesses}
+    return {"random_access_s": _together(ctx, processes, lambda: np.take(table, index, out=out), repeats) / accesses}
 
 
 def probe_step(ctx: WorkerContext, processes: int, model: str, optimizer: str, batch_size: int, steps: int,
@@ -306,8 +327,13 @@ def probe_step(ctx: WorkerContext, processes: int, model: str, optimizer: str, b
     state = ref.TrainState(features, batch_size)
     link = _exchange(ctx, processes, features + 1) if exchange else ref.LocalExchange(features + 1)
     ref.run_steps(x, y, state, config, link)
-    _sync(ctx, processes)
-    return {"step_s": _timed(lambda: ref.run_steps(x, y, state, config, link), repeats) / steps}
+    def kernel() -> None:
+        ref.run_steps(x, y, state, config, link)
+
+    if exchange:  # lockstep: the processes run the same number of exchanges and finish together
+        _sync(ctx, processes)
+        return {"step_s": _timed(kernel, repeats) / steps}
+    return {"step_s": _together(ctx, processes, kernel, repeats) / steps}
 
 
 def probe_call_overhead(ctx: WorkerContext, processes: int, repeats: int, inner: int) -> dict[str, float]:
@@ -327,8 +353,8 @@ def probe_call_overhead(ctx: WorkerContext, processes: int, repeats: int, inner:
 
     ufuncs()
     matmuls()
-    _sync(ctx, processes)
-    return {"ufunc_call_s": _timed(ufuncs, repeats) / inner, "matmul_call_s": _timed(matmuls, repeats) / inner}
+    return {"ufunc_call_s": _together(ctx, processes, ufuncs, repeats) / inner,
+            "matmul_call_s": _together(ctx, processes, matmuls, repeats) / inner}
 
 
 def _spin(seconds: float) -> None:

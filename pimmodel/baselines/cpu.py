@@ -223,8 +223,10 @@ def step_phases(w: BaselineWorkload, spec: CpuSpec, impl: Implementation) -> dic
     memory = stream if impl.collate_copies_rows else max(0.0, stream - forward)
     if impl.collate_copies_rows:
         compute += stream_bytes / spec.vector_bytes_per_s  # writing the batch copy
-    if w.layout == "sparse" and model_working_set / 4 > llc_share_bytes(spec, p):
-        memory += 2.0 * b * nnz * spec.dram_random_access_s  # gathers in forward, scatter-adds in backward
+    if w.layout == "sparse" and 2 * 4.0 * w.features > llc_share_bytes(spec, p):
+        # gathers from the weights in forward, scatter-adds into the gradient in backward: both vectors are
+        # touched at random, and together they overflow the process's cache share
+        memory += 2.0 * b * nnz * spec.dram_random_access_s
     vectors = impl.exchange_vectors[f"{w.layout}/{optimizer}"]
     sync = sum(exchange_s(spec, _vector_bytes(v, w), p) for v in vectors)
     return {"compute": compute, "memory": memory, "sync": sync, "dispatch": dispatch}

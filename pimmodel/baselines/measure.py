@@ -37,7 +37,7 @@ Progress = Callable[[str, int, int], None]
 """progress(message, done, total)"""
 
 MODELS = ("lr", "svm")
-FULL_PASSES = 3
+FULL_PASSES = 5
 QUICK_PASSES = 1
 
 
@@ -52,7 +52,7 @@ class Size:
     warmup_epochs: int
 
 
-FULL_SIZES = (Size("l2", 2048, 128, 10, 1), Size("llc", 2048, 1024, 5, 1), Size("dram", 32768, 4096, 1, 0))
+FULL_SIZES = (Size("l2", 4096, 64, 10, 1), Size("llc", 2048, 1024, 5, 1), Size("dram", 32768, 4096, 1, 0))
 QUICK_SIZES = (Size("l2", 1024, 64, 6, 1), Size("llc", 1024, 1024, 3, 1))
 SEED = 2024
 

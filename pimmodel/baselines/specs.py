@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,12 +353,15 @@ def load_gpu(name_or_path: str = "nvidia-a100-pcie-80gb") -> GpuSpec:
     return gpu_from_mapping(read_toml(path, "GPU spec"), origin)
 
 
+_ASSUMPTION_TAG = re.compile(r"(^|[\s(;])A[:)]")
+
+
 def assumptions_of(spec: CpuSpec | GpuSpec) -> list[str]:
-    """Every constant whose source is tagged A (an assumption), as 'key = value unit: source'."""
+    """Every constant whose source is or contains an assumption (tag A), as 'section.key = value: source'."""
     fields: tuple[Field, ...] = CPU_FIELDS if isinstance(spec, CpuSpec) else GPU_FIELDS
     out = []
     for f in fields:
         source = spec.sources.get(f.name, "")
-        if source.lstrip().startswith("A"):
+        if _ASSUMPTION_TAG.search(source):
             out.append(f"{f.section}.{f.key} = {getattr(spec, f.name) / f.scale:g}: {source}")
     return out

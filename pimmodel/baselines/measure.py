@@ -117,14 +117,16 @@ def refresh_probe(prober: MachineProber, case: Case) -> None:
     p = case.processes
     if case.size.label == "dram":
         prober.dram(p)
-    prober.steps(p, (kind_of(case.optimizer, case.model),))
+    kind = kind_of(case.optimizer, case.model)
+    prober.steps(p, (kind,))
     if case.optimizer != "admm":
-        prober.exchange(p)
+        prober.exchange(p, kind)
 
 
 def predicted_epoch_s(case: Case, readings: dict[str, float], team_size: int, l2_bytes: int) -> float:
     """The model's epoch for ``case`` from probe readings (the model sees nothing else)."""
-    return predict_cpu(case.workload(), machine_spec(case.processes, team_size, readings, l2_bytes)).epoch_s
+    spec = machine_spec(case.processes, team_size, readings, l2_bytes, kind_of(case.optimizer, case.model))
+    return predict_cpu(case.workload(), spec).epoch_s
 
 
 def compare(case: Case, passes: list[dict[str, Any]], readings: dict[str, float], team_size: int,
@@ -133,7 +135,8 @@ def compare(case: Case, passes: list[dict[str, Any]], readings: dict[str, float]
     the case's time; both sides keep their best pass, so both describe the machine as undisturbed as seen."""
     best = min(passes, key=lambda m: m["measured_s"])
     predicted = min(m["predicted_s"] for m in passes)
-    prediction = predict_cpu(case.workload(), machine_spec(case.processes, team_size, readings, l2_bytes))
+    spec = machine_spec(case.processes, team_size, readings, l2_bytes, kind_of(case.optimizer, case.model))
+    prediction = predict_cpu(case.workload(), spec)
     rel_error = (predicted - best["measured_s"]) / best["measured_s"]
     phases = {k: v for k, v in prediction.per_epoch_s.items() if k != "total"}
     return {"optimizer": case.optimizer, "model": case.model, "processes": case.processes,

@@ -176,19 +176,21 @@ class MachineProber:
                                      repeats=self._repeats(31))
             self.readings[f"{kind}_step_s_{p}p"] = _slowest(payloads, "step_s", rate=False)
 
-    def exchange(self, processes: int) -> None:
+    def exchange(self, processes: int, kind: str = "ma_sgd_lr") -> None:
         """The exchange between ``processes`` processes: its fixed cost as lockstep training meets it (the
-        lockstep MA-SGD step on 8 features minus the same step without exchange), and its bytes per second
-        from two vector sizes exchanged after the same busy work."""
+        lockstep step of ``kind`` on 8 features minus the same step without exchange: how long partners wait
+        for each other depends on the work between exchanges), and its bytes per second from two vector sizes
+        exchanged after the same busy work."""
         p = processes
         if p == 1:
             return
         self.progress(f"probe: exchange between {p} processes")
-        config = study_config("lr", "ma-sgd")
-        self.readings[f"lockstep_ma_sgd_lr_step_s_{p}p"] = _slowest(
-            self.team.run("step", p, model="lr", optimizer="ma-sgd", batch_size=config.batch_size,
+        optimizer, model = kind.rsplit("_", 1)
+        config = study_config(model, optimizer.replace("_", "-"))
+        self.readings[f"lockstep_{kind}_step_s_{p}p"] = _slowest(
+            self.team.run("step", p, model=model, optimizer=config.optimizer, batch_size=config.batch_size,
                           steps=TINY_FEATURES_STEPS, repeats=self._repeats(31), exchange=True), "step_s", rate=False)
-        self.steps(p, ("ma_sgd_lr",))
+        self.steps(p, (kind,))
         for floats, inner in ((EXCHANGE_SMALL_FLOATS, 8), (EXCHANGE_LARGE_FLOATS, 4)):
             self.readings[f"exchange_{floats}_s_{p}p"] = _slowest(
                 self.team.run("exchange", p, floats=floats, repeats=self._repeats(41), inner=inner,
@@ -211,14 +213,17 @@ class MachineProber:
                 "llc_effective_bytes": self.readings.get("llc_effective_bytes"), "readings": dict(self.readings)}
 
 
-def exchange_constants(r: dict[str, float], processes: int) -> dict[str, float]:
+def exchange_constants(r: dict[str, float], processes: int, kind: str = "ma_sgd_lr") -> dict[str, float]:
     """Latency and bytes per second of the exchange between ``processes`` processes from the readings: the
-    latency is what lockstep adds to an MA-SGD step on 8 features; the bandwidth comes from the time
-    difference between a large and a small vector (if noise hides it, the large vector's time bounds it)."""
+    latency is what lockstep adds to a step of ``kind`` (MA-SGD LR if that kind was not probed) on 8 features;
+    the bandwidth comes from the time difference between a large and a small vector (if noise hides it, the
+    large vector's time bounds it)."""
     p = processes
-    if f"lockstep_ma_sgd_lr_step_s_{p}p" not in r:
+    if f"lockstep_{kind}_step_s_{p}p" not in r:
+        kind = "ma_sgd_lr"
+    if f"lockstep_{kind}_step_s_{p}p" not in r:
         return {"sync_latency_s": 0.0, "sync_bytes_per_s": 1e9}
-    latency = max(0.0, r[f"lockstep_ma_sgd_lr_step_s_{p}p"] - r[f"ma_sgd_lr_step_s_{p}p"])
+    latency = max(0.0, r[f"lockstep_{kind}_step_s_{p}p"] - r[f"{kind}_step_s_{p}p"])
     t_small, t_large = r[f"exchange_{EXCHANGE_SMALL_FLOATS}_s_{p}p"], r[f"exchange_{EXCHANGE_LARGE_FLOATS}_s_{p}p"]
     extra_bytes = 4.0 * (EXCHANGE_LARGE_FLOATS - EXCHANGE_SMALL_FLOATS)
     if t_large - t_small > 0.05 * t_large:
@@ -228,8 +233,10 @@ def exchange_constants(r: dict[str, float], processes: int) -> dict[str, float]:
     return {"sync_latency_s": latency, "sync_bytes_per_s": min(bytes_per_s, 1e13)}
 
 
-def machine_spec(processes: int, team_size: int, r: dict[str, float], l2_bytes: int) -> CpuSpec:
-    """A CPU spec record from probe readings (``MachineProber.readings``)."""
+def machine_spec(processes: int, team_size: int, r: dict[str, float], l2_bytes: int,
+                 kind: str = "ma_sgd_lr") -> CpuSpec:
+    """A CPU spec record from probe readings (``MachineProber.readings``); the exchange latency is the one
+    probed with steps of ``kind`` (the case's own step kind when measuring)."""
     p = processes
     exchange_p = team_size if p == 1 else p
     dram_core = r[f"dram_1p_{STREAM_KEY}"] if p == 1 else r[f"dram_{team_size}p_{STREAM_KEY}"]
@@ -244,7 +251,7 @@ def machine_spec(processes: int, team_size: int, r: dict[str, float], l2_bytes: 
         "vector_bytes_per_s": r[f"vector_bytes_per_s_{p}p"], "sign_bytes_per_s": r[f"sign_bytes_per_s_{p}p"],
         "index_op_s": r[f"ufunc_call_s_{p}p"],
         **{f"{kind}_step_s": r[f"{kind}_step_s_{p}p"] for kind in STEP_KINDS},
-        "sync_algorithm": "shared-memory", **exchange_constants(r, exchange_p), "sync_call_s": 0.0,
+        "sync_algorithm": "shared-memory", **exchange_constants(r, exchange_p, kind), "sync_call_s": 0.0,
     }
     sources = {
         "sockets": "P: sysfs physical_package_id", "cores_per_socket": "P: os.cpu_count()",
@@ -265,7 +272,7 @@ def machine_spec(processes: int, team_size: int, r: dict[str, float], l2_bytes: 
         **{f"{kind}_step_s": f"{when}: reference steps on 8 features, per step" for kind in STEP_KINDS},
         "implementation": "C: reference.py (numpy, one BLAS thread per process)",
         "sync_algorithm": "C: worker_tasks.SharedExchange (shared memory + a polling flag barrier)",
-        "sync_latency_s": f"P: {exchange_p} processes, lockstep MA-SGD steps on 8 features minus the same "
+        "sync_latency_s": f"P: {exchange_p} processes, lockstep {kind} steps on 8 features minus the same "
                           "steps without exchange",
         "sync_bytes_per_s": f"P: {exchange_p} processes, (65,536 - 16) floats / (t(65,536) - t(16)), "
                             "exchanges after 20 us of work",

@@ -259,6 +259,8 @@ def _from_mapping(data: Mapping[str, Any], origin: str, fields: tuple[Field, ...
         if isinstance(raw, bool) or not isinstance(raw, int | float):
             raise SpecError(f"{origin}: {f.section}.{f.key} must be a number, got {raw!r}")
         scaled = raw * f.scale
+        if f.integer and scaled != round(scaled):
+            raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
         values[f.name] = int(round(scaled)) if f.integer else float(scaled)
         values["sources"][f.name] = source
     for t in text_fields:

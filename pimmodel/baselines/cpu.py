@@ -9,7 +9,7 @@ the epoch's. Per step, with d features (nnz active per row) and the spec's per-c
              (+ sign_bytes * d / sign_rate for ADMM-LR's L1 subgradient)
 * memory   = max(0, b * row_bytes / bw(shard) - forward)  when the kernel streams the rows itself (numpy);
              b * row_bytes / bw(shard)  when a data loader copies the rows first (PyTorch's collate);
-             + 2 b nnz * random_access  (sparse rows whose model vector does not fit in the core's caches)
+             + 2 b nnz * random_access  (sparse rows whose weights and gradient overflow the process's cache share)
 * sync     = sum over the step's collectives of  ring: call + 2 (p-1) (latency + n / (p bw))
                                                   shared-memory: latency + n / bw
 and ADMM adds once per epoch a gather and a scatter of the model (linear: call + (p-1)(latency + n/bw) each)

@@ -11,8 +11,8 @@ spec records, never a case's time. A shared machine changes speed as other tenan
 virtual machine by up to 2x within seconds), so every case runs in several passes, and right before each pass
 the primitives it depends on are probed again and the model predicts it from those readings. Both sides use
 the same statistic (the low quantile of ~1 ms samples, ``worker_tasks.LOW_QUANTILE``) and keep their best
-pass: the machine as undisturbed as it was seen, like the study's exclusive node (``srun --exclusive``). Each case also
-reports its plain wall-clock epoch (``wall_s``, median over epochs of the best pass) for comparison.
+pass: the machine as undisturbed as it was seen, like the study's exclusive node (``srun --exclusive``). Each
+case also reports its plain wall-clock epoch (``wall_s``, median over the epochs of its best pass).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
-from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
@@ -178,8 +177,3 @@ class Team:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def merge_payloads(payloads: list[Mapping[str, Any]], key: str) -> list[Any]:
-    """The values of ``key`` from every worker's payload (rank order)."""
-    return [p[key] for p in payloads]

@@ -17,7 +17,7 @@ LAYERS: dict[str, int] = {
     # 3-4: what one event costs, and what a kernel executes (and whether it fits)
     "primitives": 3, "kernels": 4,
     # 5: the two independent ways to get a time: equations, and emulation (neither imports the other)
-    "costmodel": 5, "emulator": 5, "microbenchmarks": 5,
+    "costmodel": 5, "emulator": 5, "microbenchmarks": 5, "baselines": 5,
     # 6: fitting the equations' coefficients (to the emulator)
     "calibration": 6,
     # 7: users of calibrated predictions

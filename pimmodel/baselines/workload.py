@@ -1,0 +1,121 @@
+"""A baseline training run described by plain parameters, and the study's CPU and GPU configurations.
+
+The study's numbers (``shared/reference/pim-opt-study.md`` §1, §2, §3.4; artifact ``baseline/train_*.py``):
+YFCC100M-HNfc6 as float32, 6,815,744 rows x 4,096 features (the 2,048-DPU weak-scaling set, 111.7 GB) and
+Criteo as 39 int32 indices per row of 10^6 features (402,653,184 rows). The CPU runs 128 processes; its batch
+is per process (GA-SGD 64 x 128 = 8,192 on YFCC, 2,048 x 128 = 262,144 on Criteo). The GPU runs single-GPU
+mini-batch SGD with batch 4,096 on YFCC only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import SpecError, unknown
+
+MODELS = ("lr", "svm")
+OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm", "sgd")
+"""``sgd``: single-device mini-batch SGD (the GPU run); equal to GA-SGD with one process."""
+LAYOUTS = ("dense", "sparse")
+DATASETS = ("yfcc100m-hnfc6", "criteo-1tb")
+
+YFCC_ROWS = 6_815_744
+YFCC_FEATURES = 4096
+CRITEO_ROWS = 402_653_184
+CRITEO_FEATURES = 1_000_000
+CRITEO_NONZEROS = 39
+STUDY_CPU_PROCESSES = 128
+STUDY_EPOCHS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineWorkload:
+    """One training run. ``batch_size`` is per process (MA-SGD and ADMM: the local batch; GA-SGD: each
+    process's share of the global batch). ``nonzeros_per_row`` is the active features of a sparse row
+    (binary values stored as int32 indices); dense rows store ``features`` float32 values."""
+
+    rows: int
+    features: int
+    model: str
+    optimizer: str
+    batch_size: int
+    processes: int = 1
+    epochs: int = STUDY_EPOCHS
+    layout: str = "dense"
+    nonzeros_per_row: int | None = None
+    label_bytes: int = 4
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise unknown("model", self.model, MODELS)
+        if self.optimizer not in OPTIMIZERS:
+            raise unknown("optimizer", self.optimizer, OPTIMIZERS)
+        if self.layout not in LAYOUTS:
+            raise unknown("layout", self.layout, LAYOUTS)
+        for key in ("rows", "features", "batch_size", "processes", "epochs", "label_bytes"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(f"workload {self.name!r}: {key} must be a positive whole number, got {value!r}")
+        nnz = self.nonzeros_per_row
+        if self.layout == "sparse" and (nnz is None or isinstance(nnz, bool) or not isinstance(nnz, int)
+                                        or not 1 <= nnz <= self.features):
+            raise SpecError(f"workload {self.name!r}: a sparse layout needs nonzeros_per_row in [1, features], "
+                            f"got {nnz!r}")
+        if self.rows < self.processes * self.batch_size:
+            raise SpecError(f"workload {self.name!r}: {self.rows} rows cannot give each of {self.processes} "
+                            f"processes one batch of {self.batch_size}")
+
+    @property
+    def active_features(self) -> int:
+        """Features touched per row: all of them (dense) or the nonzeros (sparse)."""
+        return self.features if self.layout == "dense" else int(self.nonzeros_per_row or 0)
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one stored row, label included: float32 values (dense) or int32 indices (sparse)."""
+        return 4 * self.active_features + self.label_bytes
+
+    @property
+    def dataset_bytes(self) -> int:
+        return self.rows * self.row_bytes
+
+    def to_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def study_batch_size(dataset: str, model: str, optimizer: str, device: str) -> int:
+    """The study's batch per process (``baseline/train_yfcc_cpu.py``, ``train_criteo.py``, ``train_yfcc_gpu.py``;
+    the first value of each sweep, which equals the PIM runs' setting of §3.4)."""
+    if device == "gpu":
+        return 4096
+    if dataset == "criteo-1tb":
+        return 2048
+    return 64 if optimizer == "ga-sgd" else 8
+
+
+def study_workload(dataset: str, model: str, optimizer: str, device: str = "cpu",
+                   epochs: int = STUDY_EPOCHS) -> BaselineWorkload:
+    """The study's baseline run of ``dataset`` x ``model`` x ``optimizer`` on ``device``."""
+    if dataset not in DATASETS:
+        raise unknown("dataset", dataset, DATASETS)
+    if device not in ("cpu", "gpu"):
+        raise unknown("device", device, ("cpu", "gpu"))
+    if device == "gpu":
+        if dataset != "yfcc100m-hnfc6":
+            raise SpecError("the study ran its GPU baseline on YFCC100M-HNfc6 only (Criteo: CPU and PIM); "
+                            "use --device cpu for criteo-1tb")
+        if optimizer not in ("sgd", "ga-sgd"):
+            raise SpecError(f"the study's GPU baseline is single-GPU mini-batch SGD, not {optimizer!r}; "
+                            "use --optimizer sgd (or ga-sgd)")
+        return BaselineWorkload(YFCC_ROWS, YFCC_FEATURES, model, "sgd", 4096, 1, epochs,
+                                name=f"study {dataset} GPU")
+    if optimizer == "sgd":
+        raise SpecError("the study's CPU baseline runs ma-sgd, ga-sgd or admm on 128 processes, not plain sgd")
+    batch = study_batch_size(dataset, model, optimizer, device)
+    if dataset == "yfcc100m-hnfc6":
+        return BaselineWorkload(YFCC_ROWS, YFCC_FEATURES, model, optimizer, batch, STUDY_CPU_PROCESSES, epochs,
+                                name=f"study {dataset} CPU")
+    return BaselineWorkload(CRITEO_ROWS, CRITEO_FEATURES, model, optimizer, batch, STUDY_CPU_PROCESSES, epochs,
+                            layout="sparse", nonzeros_per_row=CRITEO_NONZEROS, name=f"study {dataset} CPU")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
-                  "primitives.py", "phases.py", "specs/hardware.py")
+                  "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py")
 """Every source file whose change can change the compiled expressions (globs relative to the package)."""
 
 

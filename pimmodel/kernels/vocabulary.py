@@ -15,7 +15,8 @@ some ``Work``:
 - ``timed_barriers``: of those, the ones an instrumented build times inside a DMA category ("read"/"write": the
   study's benchmark builds bracket every bulk DMA with ``timer_start`` ... ``barrier_wait`` ... ``timer_stop``).
 
-The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU and mode).
+The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU and mode); an
+exchange over direct DPU links (hypothetical hardware) is a ``LinkOp``.
 
 Every count may be a number, a numpy array (the emulator: one entry per DPU) or a sympy expression (the cost
 model): ``pimmodel.kernels.pricing`` turns any of them into cycles and seconds with the hardware primitives,
@@ -131,6 +132,31 @@ class HostCall:
     def __post_init__(self) -> None:
         if self.mode not in TRANSFER_MODES:
             raise ValueError(f"transfer mode must be one of {TRANSFER_MODES}, got {self.mode!r}")
+
+
+LINK_KINDS = ("allreduce", "gossip")
+LINK_ALGORITHMS = ("ring", "torus", "all-to-all")
+
+
+@dataclass(frozen=True)
+class LinkOp:
+    """One exchange over direct DPU links, every DPU taking part in lockstep (``pricing.link_halves_s``).
+
+    ``allreduce``: the DPUs of each group of ``group`` sum a vector of ``vector_bytes`` each, as a reduce-scatter
+    (the gather half) and an all-gather (the distribute half) with ``algorithm`` "ring" (2 (G - 1) steps of V/G
+    bytes), "all-to-all" (one step per half, a port carrying the G - 1 chunks of V/G) or "torus" (``rows`` x
+    G/rows: rows first, then columns: (C - 1) steps of V/C and (R - 1) steps of V/G per half).
+    ``gossip``: every DPU sends its ``vector_bytes`` to each of its ``group`` neighbours, one message per step."""
+
+    kind: str
+    algorithm: str
+    vector_bytes: Num
+    group: Num
+    rows: Num = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in LINK_KINDS or self.algorithm not in LINK_ALGORITHMS:
+            raise ValueError(f"link op must be one of {LINK_KINDS} over {LINK_ALGORITHMS}, got {self!r}")
 
 
 def blocks(total_bytes: Num, block_bytes: Num) -> tuple[Num, Num]:

@@ -5,7 +5,8 @@ One launch per epoch runs every local step (the MA-SGD step: zero the accumulato
 and gradient, the local update), each followed by a gossip round: every DPU sends its model (and, dense, its
 int64 bias) to each of its k neighbours (ring: k = 2; 2-D torus, or all-to-all links gossiping on the torus:
 k = 4) and mixes ``w <- (w >> 1) + sum (w_n >> log2 2k)`` (``kernels/exchange.py``). Rounds per epoch R = rows per
-DPU / b. The host only reads a model to evaluate it (not timed, as no optimizer's evaluation is).
+DPU / b. The model evaluated is the average of the DPUs' models (one average after training; not timed, as no
+optimizer's evaluation is).
 """
 
 from __future__ import annotations

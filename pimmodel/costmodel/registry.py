@@ -3,9 +3,10 @@
 Which optimizers exist is ``pimmodel.specs.optimizers.REGISTRY`` (the plug-in contract, documented there and in
 ARCHITECTURE.md): each entry names its equation module, ``pimmodel.costmodel.<module>``, whose
 ``equations(model, layout, kernels="study", topology="none") -> EquationSet`` is its one readable equation set.
-An equation set that sets ``exchange`` leaves its link variant to this registry (``interconnect.linked``: the
-averaging step as an all-reduce over the links); one that handles the topology itself sets none. Hardware
-without the links an optimizer needs is refused here (``specs.optimizers.require_links``).
+An optimizer whose entry has ``emulated_links`` handles the topology itself (its equations and its emulator
+trainer); for the others this registry swaps the host averaging for an all-reduce over the links on link hardware
+(``interconnect.linked``, over the equation set's ``exchange``). Hardware without the links an optimizer needs is
+refused here (``specs.optimizers.require_links``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def equation_set(optimizer: str, model: str, layout: str, topology: str = "none"
         raise unknown("kernel variant", kernels, KERNEL_VARIANTS)
     require_links(optimizer, topology, f"a {topology!r} interconnect")
     equations = function(model, layout, kernels, topology)
-    return linked(equations, topology, layout) if topology != "none" else equations
+    if REGISTRY[optimizer].emulated_links or topology == "none":
+        return equations
+    return linked(equations, topology, layout)
 
 
 def readable(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"

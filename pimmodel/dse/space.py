@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import SpecError, StudyError, suggest
-from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, TOPOLOGIES, load_hardware
+from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
 from ..specs.hardware import FIELD_BY_NAME
 
@@ -206,7 +206,7 @@ def _workloads(table: Mapping[str, Any], origin: str) -> tuple[WorkloadCase, ...
     _check_keys(table, {"datasets", "models", "optimizers"}, f"{origin} [workloads]")
     datasets = _as_list(table.get("datasets", list(DATASETS)), "dataset", list(DATASETS), origin)
     models = _as_list(table.get("models", list(MODELS)), "model", MODELS, origin)
-    optimizers = _as_list(table.get("optimizers", list(OPTIMIZERS)), "optimizer", OPTIMIZERS, origin)
+    optimizers = _as_list(table.get("optimizers", list(STUDY_OPTIMIZERS)), "optimizer", OPTIMIZERS, origin)
     return tuple(WorkloadCase(d, m, o) for d in datasets for m in models for o in optimizers)
 
 

@@ -179,8 +179,10 @@ def _rank_average_links(st: State, cfg: TrainConfig, w: Any, bias: Any, group: i
 # ---------------------------------------------------------------- decentralized SGD
 def dpsgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
                 progress: Progress | None) -> Weights:
-    """One launch: every DPU steps on its own model, then mixes with its gossip neighbours over the links. The
-    model evaluated is DPU 0's (what the host would read)."""
+    """One launch: every DPU steps on its own model, then mixes with its gossip neighbours over the links. The model
+    evaluated is the average of the DPUs' models (what D-PSGD's guarantees are about, and what a deployment takes
+    after training: one average at the end, not timed, as no optimizer's evaluation is); a single DPU's model lags
+    it by the consensus error."""
     graph = gossip_graph(cfg.link_topology, st.n)
     k = graph.shape[1]
     op = LinkOp("gossip", "ring" if k == 2 else "torus", 4 * st.d + (8 if st.dense else 0), k, torus_shape(st.n)[0])
@@ -197,7 +199,11 @@ def dpsgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int,
         tr.rounds += 1
         _tick(progress, steps)
     st.w_local, st.b_local = w, bias
-    st.w, st.bias = np.array(w[0]), bias[0]
+    if st.fixed:
+        st.w = _zero_pads(st, host.average_fixed(np.asarray(w, dtype=np.int64)).astype(st.w.dtype))
+        st.bias = host.average_bias_fixed(bias) if st.dense else np.int64(0)
+    else:
+        st.w, st.bias = _zero_pads(st, w.mean(axis=0)), float(bias.mean()) if st.dense else 0.0
     return st.decoded(st.w, st.bias)
 
 

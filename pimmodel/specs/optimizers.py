@@ -56,12 +56,18 @@ class OptimizerInfo:
     """hyper-parameters it takes besides the batch, the learning rate and the regularization."""
     default_sync_every: int = 1
     """H when the user gives none (the optimizers that do not take ``sync_every`` synchronise every step)."""
-    hyper_from: str = ""
-    """the study optimizer whose tuned hyper-parameters it borrows (default: its own name)."""
+    study_like: str = ""
+    """the study optimizer whose local-step kernels it runs: it borrows that optimizer's tuned hyper-parameters and
+    fitted cost-model coefficients (default: its own name)."""
     study: bool = False
     """one of the study's three (what a bare ``pimmodel predict`` compares)."""
     state_vectors: int = 1
     """N x d vectors the emulator keeps (local models, duals), for its memory estimate."""
+    emulated_links: bool = False
+    """True: its equations and its trainer handle link topologies themselves (the emulator trains over the links).
+    False: on link hardware the registry swaps its host averaging for an all-reduce over the links
+    (``costmodel.interconnect.linked``), a cost-model what-if the emulator does not train (it averages through the
+    host)."""
     exchange_bytes_per_weight: int = 0
     """MRAM per model weight its link exchanges need (received models, partial sums); the gradient accumulators'
     space is reused once the step's update is done (``kernels.capacity``)."""
@@ -75,13 +81,15 @@ class OptimizerInfo:
                 or not self.trainer.startswith("pimmodel.emulator."):
             raise ValueError(f"{self.name}: equations must be a pimmodel.costmodel module and trainer a "
                              "pimmodel.emulator module:function")
+        if self.links == "global" and not self.emulated_links:
+            raise ValueError(f"{self.name}: an optimizer that needs links handles them itself (emulated_links)")
         if self.default_sync_every < 1 or ("sync_every" not in self.takes and self.default_sync_every != 1):
             raise ValueError(f"{self.name}: default_sync_every must be 1 unless the optimizer takes sync_every")
 
     @property
     def study_name(self) -> str:
-        """The study optimizer whose hyper-parameters it uses."""
-        return self.hyper_from or self.name
+        """The study optimizer whose kernels, hyper-parameters and fitted coefficients it uses."""
+        return self.study_like or self.name
 
     @property
     def topologies(self) -> tuple[str, ...]:
@@ -103,22 +111,22 @@ REGISTRY: dict[str, OptimizerInfo] = {info.name: info for info in (
     OptimizerInfo(
         "local-sgd", "Local SGD", "H local steps per launch, then the host averages the models (H = 1 is MA-SGD)",
         "pimmodel.costmodel.local_sgd", "pimmodel.emulator.decentral:local_sgd_epoch", sync="every-h",
-        takes=("sync_every",), default_sync_every=8, hyper_from="ma-sgd"),
+        takes=("sync_every",), default_sync_every=8, study_like="ma-sgd"),
     OptimizerInfo(
         "hier-sgd", "Hierarchical SGD", "the models of each rank averaged after every step (over in-rank links "
         "where the hardware has them, else by the host per rank), all models every H steps through the host",
         "pimmodel.costmodel.hier_sgd", "pimmodel.emulator.decentral:hier_sgd_epoch", takes=("sync_every",),
-        default_sync_every=8, hyper_from="ma-sgd", exchange_bytes_per_weight=4),
+        default_sync_every=8, study_like="ma-sgd", emulated_links=True, exchange_bytes_per_weight=4),
     OptimizerInfo(
         "dpsgd", "D-PSGD", "decentralized SGD: after every local step each DPU mixes its model with its gossip "
         "neighbours' over direct links (ring, or a 2-D torus); no host averaging",
         "pimmodel.costmodel.dpsgd", "pimmodel.emulator.decentral:dpsgd_epoch", links="global",
-        hyper_from="ma-sgd", exchange_bytes_per_weight=16),
+        study_like="ma-sgd", emulated_links=True, exchange_bytes_per_weight=16),
     OptimizerInfo(
         "allreduce-sgd", "All-reduce SGD", "GA-SGD with the gradient sum all-reduced over direct DPU links and "
         "the update done on every DPU; no host in the loop",
         "pimmodel.costmodel.allreduce_sgd", "pimmodel.emulator.decentral:allreduce_sgd_epoch", links="global",
-        batch="global", hyper_from="ga-sgd", exchange_bytes_per_weight=8),
+        batch="global", study_like="ga-sgd", emulated_links=True, exchange_bytes_per_weight=8),
 )}
 OPTIMIZERS: tuple[str, ...] = tuple(REGISTRY)
 STUDY_OPTIMIZERS: tuple[str, ...] = tuple(n for n, i in REGISTRY.items() if i.study)

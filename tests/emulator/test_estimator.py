@@ -185,6 +185,7 @@ def test_no_scikit_learn_without_the_estimators() -> None:
             "from pimmodel.cli.app import app\n"
             "app(['predict', '--json'], standalone_mode=False)\n"
             "assert 'sklearn' not in sys.modules, 'sklearn imported'\n"
+            "assert 'pandas' not in sys.modules and 'matplotlib' not in sys.modules, 'pandas/matplotlib imported'\n"
             "pimmodel.emulator.PimSVM\n"
             "assert 'sklearn' in sys.modules\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

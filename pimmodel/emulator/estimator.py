@@ -106,7 +106,8 @@ class _PimLinear(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ parameters
     def _check_params(self) -> HardwareSpec:
-        """Every parameter, one line each, before any data is touched; returns the hardware spec."""
+        """Every parameter, one line each, before any data is touched (scikit-learn validates in ``fit``, not in
+        ``__init__``, so that ``set_params`` and ``clone`` stay plain); returns the hardware spec."""
         choices = {"optimizer": OPTIMIZERS, "arithmetic": ARITHMETICS, "kernels": KERNEL_VARIANTS,
                    "admm_consensus": ADMM_CONSENSUS}
         for name, allowed in choices.items():
@@ -152,11 +153,26 @@ class _PimLinear(ClassifierMixin, BaseEstimator):
                        tasklets=int(self.tasklets), kernels=self.kernels, svm_margin=margin, class_weights=weights)
 
     # ------------------------------------------------------------ data
+    def _labels(self, y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.uint8]]:
+        """The two classes (sorted) and y as 0/1 (1: ``classes_[1]``)."""
+        check_classification_targets(y)
+        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        classes, index = np.unique(y, return_inverse=True)
+        if kind != "binary":
+            raise EstimatorError(f"Only binary classification is supported. The type of the target is {kind} "
+                                 f"({classes.size} classes); {type(self).__name__} separates two classes")
+        if classes.size < 2:
+            raise EstimatorError(f"y holds one class only ({classes[0]!r}); a classifier needs two classes")
+        return classes, index.astype(np.uint8)
+
     def _shards(self, x: Any, y01: NDArray[np.uint8]) -> ArrayShards:
         """Sparse input: index sets in the ELL layout (slot 0 is the padding slot, so feature j sits at j + 1);
         dense input: unsigned Q1.31 rows, features padded as ``pimmodel emulate`` pads a file's."""
-        if self.layout_ == "sparse":
+        if sp.issparse(x):
             return shard(_ell(x), y01, self.n_dpus, "sparse", x.shape[1] + 1)
+        if x.size and x.min() < 0:
+            raise EstimatorError(f"Negative values in data passed to {type(self).__name__}: features must lie in "
+                                 "[0, 1] (unsigned Q1.31); min-max scale them first")
         return shard(fx.quantize_unit(x), y01, self.n_dpus, "dense", x.shape[1], pad_multiple=2 * self.tasklets)
 
     def _workload(self, shards: ArrayShards, y01: NDArray[np.uint8], options: Options) -> Workload:
@@ -172,67 +188,58 @@ class _PimLinear(ClassifierMixin, BaseEstimator):
             spec = replace(CRITEO, name=name, features=model_length(shards.features, self.tasklets),
                            bias_index=shards.features, rows_per_dpu_weak=shards.rows_per_dpu,
                            positive_fraction=positive)
-        try:
-            return _workload(spec, self._model, self.optimizer, int(self.n_dpus), self._hyper(), options)
-        except EstimatorError:
-            raise
-        except PimModelError as exc:
-            raise _param_error(str(exc)) from None
+        return _workload(spec, self._model, self.optimizer, int(self.n_dpus), self._hyper(), options)
 
     # ------------------------------------------------------------ scikit-learn API
     def fit(self, X: Any, y: ArrayLike) -> _PimLinear:  # noqa: N803 (scikit-learn naming)
         """Train on emulated DPUs: ``X`` dense in [0, 1] (n_samples, n_features) or scipy sparse with one value
-        everywhere; ``y`` two classes (any labels; ``classes_[1]`` is the positive class)."""
+        everywhere; ``y`` two classes (any labels; ``classes_[1]`` is the positive class). Errors are one-line
+        ``EstimatorError``s (pimmodel errors and ValueErrors), named by the estimator's parameters."""
+        try:
+            return self._fit(X, y)
+        except PimModelError as exc:
+            if isinstance(exc, ValueError):
+                raise
+            raise _param_error(str(exc)) from None
+
+    def _fit(self, X: Any, y: ArrayLike) -> _PimLinear:  # noqa: N803
         hw = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)  # noqa: N806
-        check_classification_targets(y)
-        kind = type_of_target(y, input_name="y", raise_unknown=True)
-        classes, index = np.unique(y, return_inverse=True)
-        if kind != "binary":
-            raise EstimatorError(f"Only binary classification is supported. The type of the target is {kind} "
-                                 f"({classes.size} classes); {type(self).__name__} separates two classes")
-        if classes.size < 2:
-            raise EstimatorError(f"y holds one class only ({classes[0]!r}); a classifier needs two classes")
-        if not sp.issparse(X) and X.size and X.min() < 0:
-            raise EstimatorError(f"Negative values in data passed to {type(self).__name__}: features must lie in "
-                                 "[0, 1] (unsigned Q1.31); min-max scale them first")
-        self.classes_ = classes
-        y01 = index.astype(np.uint8)
-        self.layout_ = "sparse" if sp.issparse(X) else "dense"
+        classes, y01 = self._labels(np.asarray(y))
         options = self._options(hw)
-        try:
-            shards = self._shards(X, y01)
-        except EstimatorError:
-            raise
-        except PimModelError as exc:
-            raise _param_error(str(exc)) from None
+        shards = self._shards(X, y01)
         workload = self._workload(shards, y01, options)
         check_capacity(workload, hw)
         cfg = replace(_train_config(workload, options, hw), admm_consensus=self.admm_consensus)
-        self.warnings_ = _data_warnings(shards, workload, cfg)
-        self.history_: list[dict[str, float]] = []
+        notices = _data_warnings(shards, workload, cfg)
+        history: list[dict[str, float]] = []
         xm, ym = _metric_rows(shards)
 
         def on_epoch(epoch: int, weights: Any, tr: Trace) -> None:
             rec = evaluate(decision(xm, shards.layout, weights.coef, weights.intercept), ym, self._model)
-            self.history_.append({"epoch": epoch, "train_accuracy": rec["accuracy"], "loss": rec["loss"],
-                                  "auc": rec["auc"], "emulated_s": seconds(tr, hw)["total"]})
+            history.append({"epoch": epoch, "train_accuracy": rec["accuracy"], "loss": rec["loss"],
+                            "auc": rec["auc"], "emulated_s": seconds(tr, hw)["total"]})
 
         result = train(shards, cfg, on_epoch=on_epoch)
-        coef = result.weights.coef
-        n = X.shape[1]
-        self.coef_ = np.array(coef[1: n + 1] if self.layout_ == "sparse" else coef[:n], dtype=np.float64)
+        trace = merge(result.traces)
+        saturated = float(np.max(trace.events.get("saturated", np.zeros(1))))
+        if saturated:
+            notices.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU")
+        n, coef = X.shape[1], result.weights.coef
+        # fitted attributes, all at once: a fit that failed above leaves none behind
+        self.classes_ = classes
+        self.layout_ = shards.layout
+        self.coef_ = np.array(coef[1: n + 1] if shards.layout == "sparse" else coef[:n], dtype=np.float64)
         self.intercept_ = float(result.weights.intercept)
-        self.trace_ = merge(result.traces)
-        self.emulated_s_ = float(sum(h["emulated_s"] for h in self.history_))
+        self.history_ = history
+        self.trace_ = trace
+        self.emulated_s_ = float(sum(h["emulated_s"] for h in history))
         self.workload_ = workload
         self.hyperparams_ = workload.hp
         self.notes_ = list(workload.notes)
-        saturated = float(np.max(self.trace_.events.get("saturated", np.zeros(1))))
-        if saturated:
-            self.warnings_.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU")
-        for message in self.warnings_:
-            warnings.warn(message, UserWarning, stacklevel=2)
+        self.warnings_ = notices
+        for message in notices:
+            warnings.warn(message, UserWarning, stacklevel=3)
         return self
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:  # noqa: N803

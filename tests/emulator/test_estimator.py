@@ -178,6 +178,7 @@ def test_data_errors_are_one_line_value_errors(blobs) -> None:
         with pytest.raises(ValueError, match=message) as info:
             est.fit(bad_x, bad_y)
         assert isinstance(info.value, PimModelError) and "\n" not in str(info.value)
+        assert not hasattr(est, "classes_") and not hasattr(est, "coef_")  # a failed fit leaves no fitted model
 
 
 def test_no_scikit_learn_without_the_estimators() -> None:

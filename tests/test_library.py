@@ -187,6 +187,12 @@ def test_predict_and_equations_json_carry_provenance(capsys: pytest.CaptureFixtu
     assert shown["hardware"] == "upmem-640" and shown["calibration"] is None
 
 
+def test_validate_json_carries_provenance() -> None:
+    p = run("validate", "--group", "finding", "--json")
+    prov = json.loads(p.stdout)["provenance"]
+    assert set(prov) == PROVENANCE_KEYS and prov["hardware"] == "upmem-2556" and prov["calibration_sha256"]
+
+
 def test_emulate_json_carries_provenance_with_the_seed() -> None:
     p = run("emulate", "--dpus", "4", "--epochs", "1", "--samples-per-dpu", "32", "--features", "64", "--seed", "7",
             "--json")

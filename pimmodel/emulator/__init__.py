@@ -7,12 +7,15 @@ pimmodel does not depend on and ``pimmodel emulate`` never needs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .api import Emulation, emulate
 from .data import ArrayShards, SyntheticDense, read_npy, read_svmlight, shard, synthetic_sparse, train_test_split
 from .trace import Trace, merge
 from .trainers import RunResult, TrainConfig, Weights, train
+
+if TYPE_CHECKING:  # what type checkers see of the two lazy names
+    from .estimator import PimLogisticRegression, PimSVM
 
 __all__ = [
     "ArrayShards", "Emulation", "PimLogisticRegression", "PimSVM", "RunResult", "SyntheticDense",

@@ -40,6 +40,7 @@ def replacing(path: str | Path, mode: str = "w", **open_args: Any) -> Iterator[I
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent)
                                else ".")
     try:
+        os.chmod(tmp, _mode_of(target))  # mkstemp makes 0600; a written file gets the mode any new file would
         with os.fdopen(fd, mode, **open_args) as handle:
             yield handle
             handle.flush()
@@ -64,6 +65,17 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     with replacing(path, "wb") as handle:
         handle.write(data)
     return Path(path)
+
+
+def _mode_of(target: Path) -> int:
+    """The permission bits the file gets: those of the file it replaces, else 0666 less the umask (as
+    ``open`` would create it)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _remove(tmp: str) -> None:

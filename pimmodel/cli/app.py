@@ -10,6 +10,7 @@ import errno
 import importlib
 import os
 import sys
+from typing import Annotated
 
 import typer
 
@@ -37,6 +38,22 @@ def _register_all() -> None:
                 continue
             raise
         module.register(app)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        # lazy imports keep the CLI's cold start fast
+        from ..version import __version__
+
+        typer.echo(f"pimmodel {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                   help="Print pimmodel's version and exit.")] = False) -> None:
+    # the application's own options; each command's are its own
+    pass
 
 
 _register_all()

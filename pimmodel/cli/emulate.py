@@ -120,7 +120,7 @@ def emulate_command(
     baseline and the predicted-positive rate to read the accuracy against), and emulated vs predicted time per
     phase. Warnings (data the chosen kernels mishandle, saturated weights, one-class DPUs) go to stderr.
 
-    --json prints {"run", "chosen", "warnings", "history", "trace", "predicted"}.
+    --json prints {"run", "chosen", "warnings", "history", "trace", "predicted", "provenance"}.
     """
     # lazy imports keep the CLI's cold start fast
     from rich.console import Console
@@ -149,7 +149,7 @@ def emulate_command(
     if json:
         emit({"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
               "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
-              "trace": result.trace, "predicted": result.predicted})
+              "trace": result.trace, "predicted": result.predicted, "provenance": result.provenance.to_record()})
     else:
         _render(result)
 

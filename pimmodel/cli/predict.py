@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -14,9 +14,11 @@ from . import options as O
 def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
              custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
-             with_interval: bool = False, sync_every: int | None = None) -> list[dict]:
+             with_interval: bool = False, sync_every: int | None = None) -> tuple[list[dict], dict[str, Any]]:
+    """The prediction records, and the provenance they share (the hardware and calibration they were made
+    with)."""
     # lazy imports keep the CLI's cold start fast
-    from ..api import predict, predict_interval
+    from ..api import predict, predict_interval, provenance
     from ..calibration.result import load_calibration
 
     hw = O.hardware(hw_name)
@@ -31,11 +33,34 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
             if with_interval:
                 record["interval"] = predict_interval(w, hw, view, cal)
             records.append(record)
-    return records
+    return records, provenance(hw, calibration).to_record()
+
+
+def _check_output(output: Path | None) -> None:
+    if output is not None:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.records import check_output
+
+        check_output(output)
+
+
+def _write_output(output: Path | None, records: list[dict], prov: dict[str, Any], quiet: bool) -> None:
+    if output is None:
+        return
+    # lazy imports keep the CLI's cold start fast
+    from ..report.records import write
+
+    write(output, records, {"provenance": prov})
+    if not quiet:
+        typer.echo(f"records written to {output}", err=True)
 
 
 Calibration = Annotated[Path | None, typer.Option("--calibration", help="Calibration file from `pimmodel calibrate` "
                                                   "(default: the shipped one; 'defaults' = unfitted).")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write the records to a file: .csv (one "
+                                             "row per record, nested fields as columns such as "
+                                             "per_epoch_s.dpu_compute), .json (as --json prints) or .parquet "
+                                             "(needs pandas and pyarrow). Written whole or not at all.")]
 
 
 def predict_command(
@@ -59,22 +84,26 @@ def predict_command(
     interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
                                            "calibration's coefficient covariance.")] = False,
     sync_every: O.SyncEvery = None,
+    output: Output = None,
     json: O.Json = False,
 ) -> None:
     """Predict the time per epoch of each phase, its share, the total and the bottleneck.
 
     Run bare, it compares MA-SGD, GA-SGD and ADMM for LR on YFCC100M-HNfc6 at 2,048 DPUs (weak scaling)
-    on the upmem-2556 system. --json prints {"points": a list of records}.
+    on the upmem-2556 system. --json prints {"provenance": {"version", "hardware", "hardware_sha256",
+    "calibration", "calibration_sha256", "seed"}, "points": a list of records}.
     """
+    _check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
-    records = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
-                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration, interval,
-                       sync_every)
+    records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
+                             global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
+                             interval, sync_every)
+    _write_output(output, records, prov, quiet=json)
     if json:
         # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
-        emit({"points": records})
+        emit({"provenance": prov, "points": records})
         return
     # lazy imports keep the CLI's cold start fast
     from ..report.tables import comparison_table, print_table
@@ -113,35 +142,40 @@ def scale_command(
     nonzeros: O.Nonzeros = None,
     rows_per_dpu: O.RowsPerDpu = None,
     layout: O.Layout = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count (.png/.svg).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count "
+                                              "(.png/.svg/.pdf).")] = None,
     calibration: Calibration = None,
     sync_every: O.SyncEvery = None,
+    output: Output = None,
     json: O.Json = False,
 ) -> None:
     """Scaling curve: phases per epoch at each DPU count, with speedup and efficiency (strong scaling) or
-    time growth (weak scaling) relative to the first count. --json prints {"points": a list of records}."""
+    time growth (weak scaling) relative to the first count. --json prints {"provenance", "points": a list of
+    records}."""
     counts = O.parse_int_list(dpus, "--dpus")
     if plot is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.plots import check_plot_path
 
         check_plot_path(plot)
-    records = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
-                       global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
-                       sync_every=sync_every)
+    _check_output(output)
+    records, prov = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
+                             global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
+                             sync_every=sync_every)
     metrics = _scaling_metrics(records)
     for r, m in zip(records, metrics, strict=True):
         r["scaling_metrics"] = m
     if plot is not None:
         # lazy imports keep the CLI's cold start fast
-        from ..report.plots import scaling_plot
+        from ..report.plots import save, scaling_plot
 
-        scaling_plot(records, plot)
+        save(scaling_plot(records), plot)
+    _write_output(output, records, prov, quiet=json)
     if json:
         # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
-        emit({"points": records})
+        emit({"provenance": prov, "points": records})
         return
     # lazy imports keep the CLI's cold start fast
     from ..report.tables import print_table, scaling_table
@@ -168,7 +202,7 @@ def equations_command(
     followed by the definitions it uses. Inputs are named like the hardware spec fields (dpu_clock_hz, ...),
     the workload (dpus, tasklets, rows_per_dpu, local_batch, features, nonzeros) and the fitted coefficients.
     --json prints {"phases": {phase: {"equation", "latex", "terms"}}, "terms": {name: {"definition",
-    "latex", "doc"}}}.
+    "latex", "doc"}}, "provenance": {"version", ...}}.
     """
     # lazy imports keep the CLI's cold start fast
     from ..costmodel.readable import equation_record
@@ -188,9 +222,10 @@ def equations_command(
     record = equation_record(optimizer, model, load_dataset(dataset).layout, topology)
     if json:
         # lazy imports keep the CLI's cold start fast
+        from ..api import provenance
         from ..report.json import emit
 
-        emit(record)
+        emit({**record, "provenance": provenance().to_record()})
         return
     typer.echo(render_latex(record) if latex else render_text(record), nl=False)
 

@@ -25,9 +25,10 @@ def list_command(json: O.Json = False) -> None:
                      "clock_hz": hw.dpu_clock_hz})
     if json:
         # lazy imports keep the CLI's cold start fast
+        from ..api import provenance
         from ..report.json import emit
 
-        emit({"hardware": rows})
+        emit({"hardware": rows, "provenance": provenance().to_record()})
         return
     # lazy imports keep the CLI's cold start fast
     from rich.table import Table
@@ -60,9 +61,10 @@ def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML
     record = {"name": hw.name, "description": hw.description, "link_topology": hw.link_topology, "fields": fields}
     if json:
         # lazy imports keep the CLI's cold start fast
+        from ..api import provenance
         from ..report.json import emit
 
-        emit(record)
+        emit({**record, "provenance": provenance(hw).to_record()})
         return
     # lazy imports keep the CLI's cold start fast
     from rich.table import Table

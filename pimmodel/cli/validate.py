@@ -28,7 +28,7 @@ def validate_command(
     published (PrIM measurements of the real UPMEM system, evaluated as microbenchmark workloads), finding
     (the PIM-Opt study's qualitative findings at its configurations). Exit code 1 when any case fails.
     --json prints {"ok", "cases": [{"group", "name", "phase", "reference", "predicted", "rel_error",
-    "tolerance", "ok", ...}]}.
+    "tolerance", "ok", ...}], "provenance"}.
     """
     # lazy imports keep the CLI's cold start fast
     from ..calibration.result import load_calibration
@@ -49,9 +49,10 @@ def validate_command(
         validation_plot(record, plot)
     if json:
         # lazy imports keep the CLI's cold start fast
+        from ..api import provenance
         from ..report.json import emit
 
-        emit(record)
+        emit({**record, "provenance": provenance(hardware, calibration).to_record()})
     else:
         _print(record, failures_only)
         if plot is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from ..kernels.capacity import check
 from ..phases import BYTE_KEYS, PHASES, bottleneck, check_view, in_view
+from ..report.records import dataframe
 from ..specs import HardwareSpec, Workload
 from .evaluate import evaluate
 
@@ -52,6 +53,17 @@ class Prediction:
             "kernels": w.kernels, "chosen": list(w.notes),
             **dict(self.extra),
         }
+
+    def to_dataframe(self) -> Any:
+        """This prediction as a one-row pandas DataFrame: the record's columns, nested ones dotted
+        (``per_epoch_s.dpu_compute``). pandas is optional: without it, a one-line error says what to install."""
+        return dataframe([self.to_record()])
+
+
+def to_dataframe(predictions: Iterable[Prediction | Mapping[str, Any]]) -> Any:
+    """Several predictions (or their records, e.g. the ``points`` of ``pimmodel predict --json``) as a pandas
+    DataFrame, one row each, with the columns of ``Prediction.to_dataframe``."""
+    return dataframe([p.to_record() if isinstance(p, Prediction) else p for p in predictions])
 
 
 def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], view: str = "wall",

@@ -1,40 +1,57 @@
-"""Matplotlib figures from plain records (Agg backend; imported only when a plot is asked for)."""
+"""Matplotlib figures from plain records, and saving them.
+
+Figures are ``matplotlib.figure.Figure`` objects built directly, never through pyplot: a library must not
+switch the caller's backend or leave figures in pyplot's registry (a notebook shows a returned Figure as it
+is; ``save`` writes PNG, SVG or PDF whole or not at all). matplotlib is imported only when a plot is asked for
+(the CLI's cold start).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..atomic import check_writable, replacing
 from ..errors import PimModelError
 from ..phases import PHASE_LABELS, PHASES
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 PHASE_COLORS = {"dpu_compute": "#4C72B0", "mram_wram_dma": "#8172B2", "host_to_pim": "#DD8452",
                 "pim_to_host": "#C44E52", "host_aggregate": "#937860", "launch": "#8C8C8C"}
+PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
-def _pyplot() -> Any:
-    # matplotlib loads only when a plot is asked for (the CLI's cold start)
-    import matplotlib
+def new_figure(width_in: float, height_in: float) -> Figure:
+    """A detached figure (no pyplot, no backend switch); ``save`` or a notebook renders it."""
+    from matplotlib.figure import Figure  # matplotlib loads only when a plot is asked for
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(figsize=(width_in, height_in))
 
 
-def check_plot_path(path: Path) -> None:
-    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise PimModelError(f"cannot write a plot to {str(path)!r}: use a .png, .svg or .pdf file name")
-    if not path.parent.exists():
-        raise PimModelError(f"cannot write a plot to {str(path)!r}: folder {str(path.parent)!r} does not exist")
+def check_plot_path(path: str | Path) -> Path:
+    """``path`` if a plot can be written there (a .png/.svg/.pdf name in a writable folder), checked before any
+    work starts; else a one-line error."""
+    target = Path(path)
+    if target.suffix.lower() not in PLOT_FORMATS:
+        raise PimModelError(f"cannot write a plot to {str(target)!r}: use a .png, .svg or .pdf file name")
+    return check_writable(target, "plot")
 
 
-def scaling_plot(records: Sequence[Mapping[str, Any]], path: Path) -> None:
-    """Stacked per-epoch phases per DPU count."""
-    check_plot_path(path)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+def save(fig: Figure, path: str | Path, dpi: int = 120) -> Path:
+    """Write ``fig`` to ``path`` in the format of its suffix, atomically."""
+    target = check_plot_path(path)
+    with replacing(target, "wb") as handle:
+        fig.savefig(handle, format=target.suffix.lower().lstrip("."), dpi=dpi)
+    return target
+
+
+def scaling_plot(records: Sequence[Mapping[str, Any]], path: str | Path | None = None) -> Figure:
+    """Stacked per-epoch phases per DPU count (the records of ``pimmodel scale``); saved to ``path`` if given."""
+    fig = new_figure(7.5, 4.5)
+    ax = fig.add_subplot()
     labels = [str(r["dpus"]) for r in records]
     bottom = [0.0] * len(records)
     for phase in PHASES:
@@ -48,5 +65,6 @@ def scaling_plot(records: Sequence[Mapping[str, Any]], path: Path) -> None:
                  f"({first['view']} view, {first['hardware']})", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    if path is not None:
+        save(fig, path)
+    return fig

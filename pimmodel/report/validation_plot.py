@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .plots import _pyplot, check_plot_path
+from .plots import new_figure, save
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 GROUP_COLORS = {"emulator": "#4C72B0", "published": "#DD8452", "finding": "#55A868"}
 KIND_MARKERS = {"within": "o", "below": "v", "above": "^"}
 """Two-sided cases sit on the diagonal; one-sided bounds (most findings) only need the right side of it."""
 
 
-def validation_plot(record: Mapping[str, Any], path: Path) -> None:
+def validation_plot(record: Mapping[str, Any], path: str | Path | None = None) -> Figure:
     """Scatter of every case with positive values; failing cases are drawn as crosses.
 
     Cases are normalised by their reference (x: reference, y: predicted, each in the case's own unit), so
     the diagonal is a perfect prediction and the shaded band is +-10 % (the published tolerance); the
-    emulator cases' band is 5 % and the findings are bounds, which the legend notes."""
-    check_plot_path(path)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 6))
+    emulator cases' band is 5 % and the findings are bounds, which the legend notes. Saved to ``path`` if
+    given (``plots.save``)."""
+    fig = new_figure(6.5, 6)
+    ax = fig.add_subplot()
     xs = [c["reference"] for c in record["cases"] if c["reference"] > 0 and c["predicted"] > 0]
     if xs:
         lo, hi = min(xs) / 3, max(xs) * 3
@@ -36,7 +39,8 @@ def validation_plot(record: Mapping[str, Any], path: Path) -> None:
                    and c["reference"] > 0 and c["predicted"] > 0]
             if pts:
                 bound = "" if kind == "within" else f", {kind} bound"
-                ax.scatter(*zip(*pts, strict=True), color=color, marker=KIND_MARKERS[kind] if ok else "x", s=22,
+                ax.scatter([x for x, _ in pts], [y for _, y in pts], color=color,
+                           marker=KIND_MARKERS[kind] if ok else "x", s=22,
                            label=f"{group} ({'pass' if ok else 'fail'}{bound}, {len(pts)})")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -46,5 +50,6 @@ def validation_plot(record: Mapping[str, Any], path: Path) -> None:
     ax.set_title(f"pimmodel validation on {record.get('hardware', '?')}: {status}")
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    if path is not None:
+        save(fig, path, dpi=100)
+    return fig

@@ -197,8 +197,8 @@ def dpsgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int,
         ev.gossip_mix(tr, st.d, k, st.dense, cfg.dma_max_bytes)
         tr.link(op)
         tr.rounds += 1
+        st.w_local, st.b_local = w, bias  # where a progress hook can see the DPUs' models
         _tick(progress, steps)
-    st.w_local, st.b_local = w, bias
     if st.fixed:
         st.w = _zero_pads(st, host.average_fixed(np.asarray(w, dtype=np.int64)).astype(st.w.dtype))
         st.bias = host.average_bias_fixed(bias) if st.dense else np.int64(0)

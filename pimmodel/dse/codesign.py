@@ -118,12 +118,12 @@ def _seconds(s: float) -> str:
 def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, hardware: Sequence[str] = HARDWARE
                   ) -> Any:
     """Metric vs training time (log) per workload, each optimizer at its fastest H: solid on the first hardware,
-    dashed on the second."""
+    dashed on the second; the dotted line is the target."""
     from ..report.plots import new_figure
 
     table = table or load_table()
     top = best(results)
-    fig = new_figure(12, 8.5)
+    fig = new_figure(12, 9)
     axes = fig.subplots(2, 2)
     per = table.stand_in.checkpoints
     for ax, (dataset, model) in zip(axes.ravel(), WORKLOADS, strict=True):
@@ -135,19 +135,46 @@ def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, 
                 graph = GRAPHS.get(load_hardware(hw).link_topology, "") if name == "dpsgd" else ""
                 curve = table.curve(Variant(dataset, model, name, o.sync_every, graph))
                 times = [(k + 1) / per * o.epoch_s for k in range(len(curve))]
-                ax.plot(times, curve, style, color=f"C{i}", lw=1.3,
-                        label=f"{o.label} ({hw})" if dataset == WORKLOADS[0][0] and model == "lr" else None)
-        ax.axhline(table.target(dataset, model, 0.99), color="0.5", lw=0.8, ls=":")
+                ax.plot(times, curve, style, color=f"C{i}", lw=1.1, label=f"{o.label}, {hw}")
+        ax.axhline(table.target(dataset, model, 0.99), color="0.4", lw=0.8, ls=":")
         ax.set_xscale("log")
-        ax.set_title(f"{dataset} {model.upper()} (2,048 DPUs)")
-        ax.set_xlabel("training time [s] (cost model x stand-in epochs)")
+        ax.set_title(f"{dataset} {model.upper()} at 2,048 DPUs (solid: {hardware[0]}, dashed: {hardware[-1]})",
+                     fontsize=9)
+        ax.set_xlabel("training time [s]: stand-in epochs x the cost model's epoch time")
         ax.set_ylabel(f"stand-in test {table.metric.get(dataset, 'metric')}")
-    fig.legend(loc="lower center", ncol=4, fontsize=7)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+        ax.legend(fontsize=6, ncol=2, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def study_figure(trials: Sequence[Any], front_numbers: set[int], baseline: tuple[float, float]) -> Any:
+    """The feasible designs of a co-design study: time to target (log) vs cost, coloured by the optimizer they
+    pick, the Pareto front ringed, upmem-2556 (running MA-SGD) starred."""
+    from ..report.plots import new_figure
+
+    fig = new_figure(8, 5.5)
+    ax = fig.subplots()
+    for i, name in enumerate(REGISTRY):
+        picked = [t for t in trials if t.params.get("optimizer") == name]
+        if picked:
+            ax.scatter([t.values[0] for t in picked], [t.values[1] for t in picked], s=5, color=f"C{i}", alpha=0.35,
+                       label=f"{name} ({len(picked)})")
+    front = [t for t in trials if t.number in front_numbers]
+    ax.scatter([t.values[0] for t in front], [t.values[1] for t in front], s=28, facecolors="none",
+               edgecolors="k", lw=0.7, label=f"Pareto front ({len(front)})")
+    ax.scatter([baseline[0]], [baseline[1]], marker="*", s=220, c="k", label="upmem-2556, MA-SGD")
+    ax.set_xscale("log")
+    ax.set_xlabel("time to 99 % of MA-SGD's stand-in metric [s] (geometric mean of 4 workloads, 2,048 DPUs)")
+    ax.set_ylabel("cost per DPU [x upmem-2556]")
+    ax.set_title("codesign: feasible designs by the optimizer they pick", fontsize=10)
+    ax.legend(fontsize=7, markerscale=2)
+    fig.tight_layout()
     return fig
 
 
 def main() -> None:
+    """``python -m pimmodel.dse.codesign [PLOT_DIR [STORAGE_URL]]``: the time-to-accuracy table (stdout) and curves;
+    with a storage holding the run codesign study, its figure too."""
     import sys
 
     from ..report.plots import save
@@ -156,6 +183,18 @@ def main() -> None:
     print(markdown(results))
     if len(sys.argv) > 1:
         print(save(curves_figure(results), Path(sys.argv[1]) / "time_to_accuracy.png"), file=sys.stderr)
+    if len(sys.argv) > 2:
+        from ..resources import data_dir
+        from .objective import Evaluator
+        from .result import front
+        from .space import load_study
+        from .study import is_feasible, stored_trials
+
+        spec = load_study(data_dir("studies") / "codesign.toml")
+        trials = [t for t in stored_trials(spec, sys.argv[2]) if t.values and is_feasible(t)]
+        base = Evaluator(spec).evaluate([{}]).values[0]
+        fig = study_figure(trials, {t.number for t in front(spec, trials)}, (float(base[0]), float(base[1])))
+        print(save(fig, Path(sys.argv[1]) / "codesign_designs.png"), file=sys.stderr)
 
 
 if __name__ == "__main__":

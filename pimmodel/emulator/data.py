@@ -169,6 +169,7 @@ class SyntheticDense:
         return got.result() if isinstance(got, Future) else got
 
     def rows(self, start: int, stop: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+        stop = min(stop, self.rows_per_dpu)  # a partial last batch, as array shards slice it
         first, last = start // self.block, (stop - 1) // self.block
         parts = [self._block(blk) for blk in range(first, last + 1)]
         cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]] | Future] = {last: parts[-1]}

@@ -64,3 +64,14 @@ def test_emulator_splits_dmas_at_the_hardware_limit(tmp_path) -> None:  # type: 
     assert by_size[("read", 512)] == 8 * 16 * (2 + 2 + 2) + 2 * 16 * (2 + 2)
     assert run.trace["seconds"]["wall"]["mram_wram_dma"] == pytest.approx(
         run.predicted["per_epoch_s"]["mram_wram_dma"], rel=1e-12)
+
+
+def test_synthetic_dense_partial_last_batch_is_sliced_like_array_shards() -> None:
+    """Regression: a synthetic shard whose rows are not a multiple of the batch asked for rows past its end."""
+    from pimmodel.emulator.data import SyntheticDense
+
+    data = SyntheticDense(2, 100, 16, prefetch=False)
+    x, y = data.rows(96, 128)
+    assert x.shape == (2, 4, 16) and y.shape == (2, 4)
+    whole, _ = data.rows(0, 100)
+    assert (whole[:, 96:] == x).all()

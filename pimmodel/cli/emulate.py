@@ -132,13 +132,20 @@ def emulate_command(
     options = Options(epochs, samples_per_dpu, features, arithmetic, seed, hardware, tasklets, kernels, svm_margin,
                       _class_weights(class_weights), shuffle)
     console = Console(stderr=True)
-    with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
-        task = bar.add_task("emulating", total=None)
+    try:
+        with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
+            task = bar.add_task("emulating", total=None)
 
-        def tick(n: int, per_epoch: int) -> None:
-            bar.update(task, total=per_epoch * epochs, advance=n)
+            def tick(n: int, per_epoch: int) -> None:
+                bar.update(task, total=per_epoch * epochs, advance=n)
 
-        result = emulate(dataset, dpus, model, optimizer, given, options, progress=tick)
+            result = emulate(dataset, dpus, model, optimizer, given, options, progress=tick)
+    except KeyboardInterrupt:
+        # lazy imports keep the CLI's cold start fast
+        from .app import fail
+
+        fail("interrupted; nothing was kept (emulate writes no file; the epochs run so far are discarded)", 130)
+        raise
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if json:

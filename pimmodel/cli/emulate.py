@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -17,8 +18,8 @@ def _class_weights(text: str | None) -> tuple[float, float] | None:
         negative, positive = (float(part) for part in text.split(":"))
     except ValueError:
         raise SpecError(f"--class-weights takes NEGATIVE:POSITIVE, e.g. 1:1 or 0.5:15; got {text!r}") from None
-    if negative <= 0 or positive <= 0:
-        raise SpecError(f"--class-weights must be positive, got {text!r}")
+    if not (0 < negative < math.inf and 0 < positive < math.inf):  # NaN fails too
+        raise SpecError(f"--class-weights must be positive finite numbers, e.g. 1:1; got {text!r}")
     return negative, positive
 
 

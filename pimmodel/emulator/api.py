@@ -206,7 +206,7 @@ def _check_memory(w: Workload, o: Options) -> None:
     need, have = memory_estimate_bytes(w, o), MEMORY_SHARE * _available_bytes()
     if need > have:
         raise SpecError(f"emulating {w.dpus:,} DPUs x {w.rows_per_dpu:,} rows x {w.dataset.features:,} features "
-                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB this machine has free; "
+                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of memory free for it; "
                         "use fewer --dpus, --samples-per-dpu or --features")
 
 

@@ -31,13 +31,9 @@ def calibrate_command(
     """
     # lazy imports keep the CLI's cold start fast
     from ..atomic import check_writable
-    from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
-    from ..errors import SpecError
+    from ..errors import SpecError, unknown
 
     if design not in DESIGNS:
-        # lazy imports keep the CLI's cold start fast
-        from ..errors import unknown
-
         raise unknown("design", design, DESIGNS)
     if epochs < 1:
         raise SpecError(f"--epochs must be at least 1, got {epochs}")
@@ -47,6 +43,9 @@ def calibrate_command(
         raise SpecError(f"--seed must be a whole number >= 0, got {seed}")
     check_writable(output, "--output")  # before a minute of emulation, not after
     hw = O.hardware(hardware)
+    # lazy imports keep the CLI's cold start fast (and a bad option fails before scipy loads)
+    from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
+
     points = default_design(seed) if design == "default" else tiny_design(seed)
     settings = EmulatorSettings(epochs=epochs)
     before = _identity(output)

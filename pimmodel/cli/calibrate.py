@@ -43,23 +43,17 @@ def calibrate_command(
         raise SpecError(f"--seed must be a whole number >= 0, got {seed}")
     check_writable(output, "--output")  # before a minute of emulation, not after
     hw = O.hardware(hardware)
-    # lazy imports keep the CLI's cold start fast (and a bad option fails before scipy loads)
-    from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
-
-    points = default_design(seed) if design == "default" else tiny_design(seed)
-    settings = EmulatorSettings(epochs=epochs)
     before = _identity(output)
-    try:
+    with O.on_interrupt(lambda: _kept(output, before)):
+        # lazy imports keep the CLI's cold start fast (and a bad option fails before scipy loads)
+        from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
+
+        points = default_design(seed) if design == "default" else tiny_design(seed)
+        settings = EmulatorSettings(epochs=epochs)
         with _progress(len(points)) as advance:
             result = calibrate(points, hw, settings, bootstrap, seed,
                                label=f"{output.name} ({design} design, seed {seed})", progress=advance)
         result.write(output)
-    except KeyboardInterrupt:
-        # lazy imports keep the CLI's cold start fast
-        from .app import fail
-
-        fail(f"interrupted; {_kept(output, before)}", 130)
-        raise
     record = {"output": str(output), **result.to_json()}
     record.pop("design")
     if json:

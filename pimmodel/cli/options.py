@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Annotated
 
@@ -110,3 +111,17 @@ def parse_name_list(text: str, option: str, choices: Sequence[str]) -> list[str]
         if name not in choices:
             raise SpecError(f"{option}: unknown value {name!r}{suggest(name, choices)}")
     return names
+
+
+@contextlib.contextmanager
+def on_interrupt(kept: Callable[[], str]) -> Iterator[None]:
+    """Ctrl-C inside the block ends the command with one line saying what was kept (``kept()``, asked when it
+    happens), exit code 130, instead of typer's silent exit."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        # lazy imports keep the CLI's cold start fast (app imports the command modules)
+        from .app import fail
+
+        fail(f"interrupted; {kept()}", 130)
+        raise

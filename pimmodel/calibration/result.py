@@ -248,9 +248,9 @@ class CalibrationResult:
         """Write the file whole or not at all (``atomic``): a full disk or Ctrl-C leaves the previous file. The
         record is checked as ``read_calibration`` checks it first, so no file is written that could not be
         read back."""
-        record = _json_safe(self.to_json())
+        record = self.to_json()
         CalibrationResult.from_json(record, str(path))
-        return write_text(path, json.dumps(record, indent=1, sort_keys=False, allow_nan=False) + "\n")
+        return write_text(path, json.dumps(_json_safe(record), indent=1, sort_keys=False, allow_nan=False) + "\n")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], origin: str) -> CalibrationResult:

@@ -111,11 +111,16 @@ class HyperParams:
         for key in ("batch_size", "global_batch_size", "task_epochs"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SpecError(f"{key.replace('_', '-')} must be a positive whole number, got {value!r}")
+                raise SpecError(f"{_option(key)} must be a positive whole number, got {value!r}")
         for key in ("learning_rate_shift", "reg_shift", "admm_alpha_shift"):
             value = getattr(self, key)
             if not isinstance(value, int) or not 0 <= value <= 62:
-                raise SpecError(f"{key.replace('_', '-')} must be a whole number in [0, 62], got {value!r}")
+                raise SpecError(f"{_option(key)} must be a whole number in [0, 62], got {value!r}")
+
+
+def _option(key: str) -> str:
+    """The command-line option that sets hyper-parameter ``key``."""
+    return "--alpha-shift" if key == "admm_alpha_shift" else "--" + key.replace("_", "-")
 
 
 YFCC = DatasetSpec(

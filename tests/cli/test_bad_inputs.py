@@ -31,6 +31,8 @@ import pytest
 from pimmodel.calibration.result import SHIPPED_PATH, CalibrationResult, read_calibration
 from pimmodel.dse.space import load_study
 
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="resource limits, /proc and pseudo-terminals")
+
 FAST_S = 30.0
 """Every bad input fails within this (about a second on an idle machine; generous for a loaded one)."""
 SLOW_S = 300.0

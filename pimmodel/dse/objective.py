@@ -125,7 +125,10 @@ class Evaluator:
                 values["max_tasklets"] = tasklets.copy()
             else:
                 values[p.field] = np.asarray(column, dtype=float) * p.scale
-        values["dpus_available"] = np.maximum(values["dpus_available"], self.max_dpus)
+        if self.spec.highest("dpus_available") is not None:
+            # a searched system size below the objectives' DPU count is raised to it (the objectives run there);
+            # without the search, loading the study checked that the baseline has the DPUs
+            values["dpus_available"] = np.maximum(values["dpus_available"], self.max_dpus)
         return Design(values, topology, tasklets)
 
     # ------------------------------------------------------------ cost model

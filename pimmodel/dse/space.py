@@ -66,6 +66,15 @@ class Parameter:
     def set_for(self, choice: Any) -> dict[str, float]:
         return dict(next((fields for c, fields in self.sets if c == choice), ()))
 
+    def values_of(self, field: str) -> list[float]:
+        """The SI values this parameter can give hardware ``field`` (empty if it does not set it)."""
+        from_sets = [v for _, fields in self.sets for name, v in fields if name == field]
+        if self.field != field or self.sets:
+            return from_sets
+        if self.kind == "choice":
+            return [float(c) * self.scale for c in self.choices]
+        return [self.low * self.scale, self.high * self.scale]
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadCase:
@@ -120,6 +129,16 @@ class StudySpec:
     @property
     def directions(self) -> list[Direction]:
         return [o.direction for o in self.objectives]
+
+    @property
+    def max_dpus(self) -> int:
+        """The most DPUs any objective runs on."""
+        return max(o.dpus for o in self.objectives)
+
+    def highest(self, field: str) -> float | None:
+        """The largest SI value the search gives hardware ``field``, None if no parameter sets it."""
+        values = [v for p in self.parameters for v in p.values_of(field)]
+        return max(values) if values else None
 
 
 # ---------------------------------------------------------------- loading
@@ -177,7 +196,21 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
         raise StudyError(f"{origin}: [parameters] is empty; give at least one hardware parameter to search")
     if spec.view not in ("wall", "breakdown"):
         raise StudyError(f"{origin}: view must be 'wall' or 'breakdown', got {spec.view!r}")
+    _check_dpus(spec, base_spec.dpus_available, origin)
     return spec
+
+
+def _check_dpus(spec: StudySpec, baseline_dpus: int, origin: str) -> None:
+    """The objectives' DPU count must exist: on the baseline, or in the searched ``dpus_available`` range."""
+    need = spec.max_dpus
+    searched = spec.highest("dpus_available")
+    if searched is None and need > baseline_dpus:
+        raise StudyError(f"{origin}: an objective runs on {need:,} DPUs but the baseline {spec.baseline} has "
+                         f"{baseline_dpus:,}; use dpus <= {baseline_dpus:,}, or search dpus_available (e.g. dpus = "
+                         f"{{ field = \"dpus_available\", low = {baseline_dpus}, high = {need} }})")
+    if searched is not None and need > searched:
+        raise StudyError(f"{origin}: an objective runs on {need:,} DPUs but the search gives dpus_available at most "
+                         f"{searched:,.0f}; raise its upper bound to {need:,} or lower the objective's dpus")
 
 
 def _int(value: Any, key: str, origin: str) -> int:

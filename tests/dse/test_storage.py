@@ -154,3 +154,31 @@ def test_partial_last_journal_record_is_dropped_before_writing(tmp_path: Path) -
     again.add_trials([_trial(0.3)])
     reread = optuna.load_study(study_name="s", storage=open_storage(url, must_exist=True))
     assert [t.params["x"] for t in reread.trials] == [0.1, 0.2, 0.3]
+
+
+def test_no_private_optuna_module_is_used() -> None:
+    """Optuna's private modules (``optuna.storages._rdb`` ...) change across releases: none is imported or
+    reached through attributes anywhere in the package."""
+    import ast
+
+    package = Path(__file__).resolve().parents[2] / "pimmodel"
+    offenders = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                parts = []
+                value: ast.expr = node
+                while isinstance(value, ast.Attribute):
+                    parts.append(value.attr)
+                    value = value.value
+                if isinstance(value, ast.Name):
+                    names = [".".join([value.id, *reversed(parts)])]
+            for name in names:
+                if name.startswith("optuna.") and any(p.startswith("_") for p in name.split(".")[1:]):
+                    offenders.append(f"{path.relative_to(package)}:{node.lineno}: {name}")
+    assert offenders == []

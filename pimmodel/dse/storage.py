@@ -121,21 +121,22 @@ def check_file(location: Location, must_exist: bool) -> None:
 
 
 def open_storage(url: str, must_exist: bool = False) -> optuna.storages.BaseStorage:
-    """An Optuna storage for ``url``. ``must_exist`` (``explore show``): a missing file is an error, not a
-    new empty storage. A malformed URL, an unreachable database or a missing driver is a one-line
-    StudyError."""
+    """An Optuna storage for ``url``. ``must_exist`` (``explore show``, which only reads): a missing file is
+    an error, not a new empty storage, and a journal is not repaired. A malformed URL, an unreachable
+    database or a missing driver is a one-line StudyError."""
     location = locate(url)
     check_file(location, must_exist)
     if location.kind == "journal":
-        return _open_journal(location)
+        return _open_journal(location, writing=not must_exist)
     return _open_rdb(location)
 
 
-def _open_journal(location: Location) -> optuna.storages.BaseStorage:
+def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStorage:
     from optuna.storages.journal import JournalFileBackend, JournalStorage
 
     with storage_errors(location):
-        _drop_partial_record(location)
+        if writing:
+            _drop_partial_record(location)
         try:
             return JournalStorage(JournalFileBackend(str(location.path)))
         except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError

@@ -1,5 +1,6 @@
-"""Helpers of the multi-writer tests (also used by the full-size benchmark): run `pimmodel explore
---workers 2` in two processes at once on one storage, then check the stored study."""
+"""Helpers of the tests that run `pimmodel explore` processes on a storage (also used by the full-size
+benchmark): two `explore --workers 2` processes at once, the check of the stored study, and a count of
+the trials stored so far while a process is running."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 import optuna
+
+from pimmodel.dse.storage import open_storage
 
 TINY = Path(__file__).with_name("tiny.toml")
 PROCESSES = 2
@@ -43,3 +46,11 @@ def check_study(storage: object, total: int, records: list[dict]) -> None:
     assert sorted(writers.values()) == [total // WRITERS] * WRITERS  # every writer's share stored once
     assert all(r["trials"] >= total // PROCESSES and r["front"] for r in records)
     assert max(r["trials"] for r in records) == total  # the process that finished last saw everything
+
+
+def stored_count(url: str) -> int:
+    """Trials of the first study in ``url`` so far (0 while the storage does not exist yet)."""
+    try:
+        return len(open_storage(url, must_exist=True).get_all_trials(0, deepcopy=False))
+    except Exception:  # not created yet, or created but still empty of studies
+        return 0

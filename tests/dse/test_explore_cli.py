@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from multiwriter import stored_count
 
-from pimmodel.dse.storage import open_storage
 from pimmodel.dse.study import stored_trials
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def test_contract_json_and_show(tmp_path: Path) -> None:
     assert "Pareto front" in table.stdout and "importance" in table.stdout
 
 
-def test_default_storage_in_current_directory_and_plots(tmp_path: Path) -> None:
+def test_default_storage_in_current_directory_and_plots(small, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     p = pimmodel("explore", str(SMALL), "--trials", "40", "--plot", str(tmp_path / "plots"), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     journal = tmp_path / "pimmodel-studies.log"
@@ -66,13 +66,7 @@ def test_default_storage_in_current_directory_and_plots(tmp_path: Path) -> None:
         assert (tmp_path / "plots" / name).stat().st_size > 5000
     again = pimmodel("explore", str(SMALL), "--trials", "20", cwd=tmp_path)
     assert f"small: resuming the study in journal://{journal} (40 trials stored, 20 more, 1 process)" in again.stdout
-    assert len(stored_trials(_small(), f"journal://{journal}")) == 60
-
-
-def _small():  # type: ignore[no-untyped-def]
-    from pimmodel.dse.space import load_study
-
-    return load_study(SMALL)
+    assert len(stored_trials(small, f"journal://{journal}")) == 60
 
 
 @pytest.mark.parametrize("args, message", [
@@ -100,7 +94,7 @@ def test_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: P
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_full_disk_stops_with_one_line(workers: int, tmp_path: Path) -> None:
+def test_full_disk_stops_with_one_line(workers: int, small, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A file-size limit makes the journal's append fail with EFBIG as a full disk fails with ENOSPC."""
 
     def small_files() -> None:
@@ -114,10 +108,10 @@ def test_full_disk_stops_with_one_line(workers: int, tmp_path: Path) -> None:
     line = _one_line_error(p)
     assert f"cannot write to storage {url}: File too large" in line
     assert (tmp_path / "s.log").stat().st_size <= 256 * 1024
-    kept = len(stored_trials(_small(), url))
+    kept = len(stored_trials(small, url))
     assert kept > 0
     assert pimmodel("explore", str(SMALL), "--trials", "20", "--storage", url).returncode == 0  # space again
-    assert len(stored_trials(_small(), url)) == kept + 20
+    assert len(stored_trials(small, url)) == kept + 20
 
 
 def test_changed_study_is_not_resumed_silently(tmp_path: Path) -> None:
@@ -132,20 +126,13 @@ def test_changed_study_is_not_resumed_silently(tmp_path: Path) -> None:
     assert json.loads(p.stdout)["trials"] == 40
 
 
-def _stored(url: str) -> int:
-    try:
-        return len(open_storage(url, must_exist=True).get_all_trials(0, deepcopy=False))
-    except Exception:  # not created yet
-        return 0
-
-
 @pytest.mark.parametrize("workers", [1, 2])
-def test_ctrl_c_says_what_was_kept(workers: int, tmp_path: Path) -> None:
+def test_ctrl_c_says_what_was_kept(workers: int, small, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url = f"journal://{tmp_path / 's.log'}"
     proc = subprocess.Popen([*COMMAND, "explore", str(SMALL), "--trials", "1000000", "--workers", str(workers),
                              "--storage", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while _stored(url) < 100 and time.time() < deadline and proc.poll() is None:
+    while stored_count(url) < 100 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -154,6 +141,6 @@ def test_ctrl_c_says_what_was_kept(workers: int, tmp_path: Path) -> None:
                          r"command to resume", line)
     assert found, line
     kept = int(found.group(1).replace(",", ""))
-    assert kept >= 100 and kept == len(stored_trials(_small(), url))
+    assert kept >= 100 and kept == len(stored_trials(small, url))
     assert pimmodel("explore", str(SMALL), "--trials", "20", "--storage", url).returncode == 0
-    assert len(stored_trials(_small(), url)) == kept + 20
+    assert len(stored_trials(small, url)) == kept + 20

@@ -104,9 +104,8 @@ def check_file(location: Location, must_exist: bool) -> None:
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):
             what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-            raise StudyError(f"storage {location.shown}: {path} is {what}; give the path of a file, "
-                             f"e.g. {JOURNAL_PREFIX if location.kind == 'journal' else 'sqlite:///'}studies."
-                             f"{'log' if location.kind == 'journal' else 'db'}")
+            example = "journal://studies.log" if location.kind == "journal" else "sqlite:///studies.db"
+            raise StudyError(f"storage {location.shown}: {path} is {what}; give the path of a file, e.g. {example}")
         if not must_exist and not os.access(path, os.R_OK | os.W_OK):
             raise StudyError(f"storage {location.shown}: {path} is not readable and writable by this user")
         return

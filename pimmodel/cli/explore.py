@@ -89,7 +89,7 @@ def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | No
             StopRequest() as stop:
         task = bar.add_task(f"{spec.name} ({spec.objectives[0].name})", total=trials, best="-")
 
-        def progress(done: int, best: float | None = None) -> None:
+        def progress(done: int, best: float | None) -> None:
             stored[0] = done
             if best is None:
                 bar.update(task, completed=min(done, trials))
@@ -97,13 +97,7 @@ def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | No
                 bar.update(task, completed=min(done, trials), best=f"{best:.4g}")
 
         try:
-            if workers > 1:
-                result = run_workers(spec, url, trials, timeout, seed, workers, progress, resume_anyway, stop,
-                                     opened)
-            else:
-                from ..dse.study import run
-
-                result = run(spec, url, trials, timeout, seed, progress, resume_anyway, stop, opened)
+            result = run_workers(spec, url, trials, timeout, seed, workers, progress, resume_anyway, stop, opened)
         except KeyboardInterrupt:  # a second Ctrl-C: stopped at once
             raise StudyError(f"interrupted; at least {stored[0]:,} new trials stored in {shown[0]}; re-run the "
                              "same command to resume") from None

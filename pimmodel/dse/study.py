@@ -351,15 +351,13 @@ def _worker(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | N
 
 
 def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
-                workers: int, progress: Callable[[int], None] | None = None, resume_anyway: bool = False,
+                workers: int, progress: Progress | None = None, resume_anyway: bool = False,
                 stop: Callable[[], bool] | None = None, opened: Opened | None = None) -> RunResult:
     """``workers`` local processes on one storage, the trial budget split between them; worker i is
-    seeded with seed + i. ``progress`` gets the trials stored so far; ``stop()`` true ends every worker
-    after its current batch is stored."""
+    seeded with seed + i (one worker: ``run`` in this process). ``progress`` gets the trials stored so
+    far (and no best value); ``stop()`` true ends every worker after its current batch is stored."""
     if workers <= 1:
-        return run(spec, storage_url, trials, timeout_s, seed,
-                   None if progress is None else lambda done, _best_value: progress(done),
-                   resume_anyway, stop, opened)
+        return run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, stop, opened)
     study = open_study(spec, storage_url, resume_anyway)  # create it once, before the workers race to
     if opened is not None:
         opened(study, None)
@@ -376,7 +374,7 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
             if (stop is not None and stop()) or not errors.empty():
                 halt.set()
             if progress is not None:
-                progress(stored.value)
+                progress(stored.value, None)
             time.sleep(0.2)
     finally:
         halt.set()

@@ -15,7 +15,7 @@ import typer
 
 from ..errors import PimModelError
 
-COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore")
+COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "kernel")
 
 app = typer.Typer(
     name="pimmodel",

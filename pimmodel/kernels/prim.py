@@ -35,7 +35,7 @@ def va(dpus: int, size: int) -> KernelRun:
     per_elem = _ops(b=2 * ACCESS + 1 + LOOP, add=1)  # load A, load B, add, store B (address reused), loop
     stream = _stream("stream", e, 4, per_elem, reads=2, writes=1, extra_per_block=2 * DMA_SETUP)
     host = (_args(12), HostCall("A", 4 * e, True), HostCall("B", 4 * e, True), HostCall("C", 4 * e, False))
-    return KernelRun("VA", 1, (_setup(2), stream), host)
+    return KernelRun("VA", 1, (_setup(2), stream), host, mram_bytes=8 * e)
 
 
 def red(dpus: int, size: int) -> KernelRun:
@@ -45,7 +45,7 @@ def red(dpus: int, size: int) -> KernelRun:
     stream = _stream("stream", e, 8, _ops(b=ACCESS + LOOP, add64=1), reads=1, writes=0)
     final = _serial("final", _ops(b=15 + 4, add64=15), barriers=1)
     host = (_args(16), HostCall("A", 8 * e, True), HostCall("results", 16 * TASKLETS, False, memory="wram"))
-    return KernelRun("RED", 1, (_setup(1), stream, final), host)
+    return KernelRun("RED", 1, (_setup(1), stream, final), host, mram_bytes=8 * e)
 
 
 def _histogram(name: str, dpus: int, size: int) -> tuple[int, Section]:
@@ -73,7 +73,7 @@ def _stream_hst(name: str, dpus: int, size: int) -> KernelRun:
         merge = Section("merge", True, 1, Work(_ops(b=bins * (2 * ACCESS + LOOP)), barriers=2))
     write = _serial("write", _ops(b=DMA_SETUP), (Dma("write", 4 * bins, 1, 1),))
     host = (_args(16), HostCall("A", 4 * e, True), HostCall("histogram", 4 * bins, False))
-    return KernelRun(name, 1, (_setup(2), zero, stream, merge, write), host)
+    return KernelRun(name, 1, (_setup(2), zero, stream, merge, write), host, mram_bytes=4 * e + 4 * bins)
 
 
 def hst_s(dpus: int, size: int) -> KernelRun:
@@ -112,19 +112,19 @@ def _mv_section(rows: int, cols: int, mac: dict[str, float], last_mac_extra: flo
 def gemv(dpus: int, size: int) -> KernelRun:
     """GEMV (uint32, 64 columns, values < 50): the row is shorter than a block, so only the last-block j-loop
     runs, with its ``j >= 256`` check (U/GEMV/dpu:94,140-147); host U/GEMV/host:161-172, 210."""
-    rows = size // dpus
+    rows = ceil_div(size, dpus)
     rows_pad = rows + rows % 2
     mac = _ops(b=ACCESS * 2 + CALL + 2 + LOOP, add=1, mul=1, bits=D.gemv_mul_bits())
     host = (_args(16), HostCall("A", 256 * rows_pad, True), HostCall("x", 256, True),
             HostCall("y", 4 * rows_pad, False))
-    return KernelRun("GEMV", 1, (_setup(4), _mv_section(rows, 64, mac, 1)), host)
+    return KernelRun("GEMV", 1, (_setup(4), _mv_section(rows, 64, mac, 1)), host, mram_bytes=260 * rows_pad + 256)
 
 
 def mlp(dpus: int, size: int) -> KernelRun:
     """MLP: 3 GEMV launches over N x N int32 layers (U/MLP/dpu = GEMV with n_size = N, ``gemv()`` :18-23 for all
     blocks but the last); hw_cpu_to_dpu carries all three layers' weights (as uPIMulator's regression books it,
     tools/upmem_reg_model/src/benchmark/mlp.py:19-29)."""
-    rows = size // dpus
+    rows = ceil_div(size, dpus)
     rows_pad = rows + rows % 2
     mac = _ops(b=ACCESS * 2 + CALL + 2 + LOOP, add=1, mul=1, bits=D.MLP_MUL_BITS)
     layer = _mv_section(rows, size, mac, 1)
@@ -133,7 +133,7 @@ def mlp(dpus: int, size: int) -> KernelRun:
     weights = 4 * rows_pad * size
     host = (_args(16), HostCall("A", weights, True, calls=3), HostCall("x", 4 * size, True),
             HostCall("y", 4 * rows_pad, False))
-    return KernelRun("MLP", 3, (setup, layers), host)
+    return KernelRun("MLP", 3, (setup, layers), host, mram_bytes=weights + 4 * size + 4 * rows_pad)
 
 
 KernelFn = Callable[[int, int], KernelRun]
@@ -168,6 +168,9 @@ def _registry() -> dict[str, KernelInfo]:
 
 
 KERNELS: dict[str, KernelInfo] = {}
+MAX_SIZE = 2**32 - 1
+MRAM_BYTES = 64 * 2**20
+"""MRAM per DPU of the UPMEM DPUs the programs were written for (mram.h; the programs size their data for it)."""
 
 
 def kernels() -> dict[str, KernelInfo]:
@@ -182,6 +185,11 @@ def describe(name: str, dpus: int, size: int) -> KernelRun:
     table = kernels()
     if name not in table:
         raise unknown("PrIM kernel", name, table)
-    if dpus < 1 or size < 1:
-        raise SpecError(f"{name}: DPUs and size must be positive whole numbers, got dpus={dpus}, size={size}")
-    return table[name].describe(dpus, size)
+    if dpus < 1 or not 1 <= size <= MAX_SIZE:
+        raise SpecError(f"{name}: DPUs must be >= 1 and the size in [1, {MAX_SIZE}] (the host programs' unsigned "
+                        f"int), got dpus={dpus}, size={size}")
+    run = table[name].describe(dpus, size)
+    if run.mram_bytes > MRAM_BYTES:
+        raise SpecError(f"{name} with size {size} on {dpus} DPUs needs {run.mram_bytes / 2**20:.0f} MiB of MRAM per "
+                        f"DPU; a DPU has 64 MiB: use a smaller size (or more DPUs where the kernel splits its data)")
+    return run

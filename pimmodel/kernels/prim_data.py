@@ -102,12 +102,18 @@ class SearchPath:
     compares: float
 
 
+BS_SAMPLE = 1 << 16
+"""At most this many queries are re-executed (evenly spaced over all of them) to average the search path."""
+
+
 @lru_cache(maxsize=64)
 def bs_search(n: int, queries: int, block_bytes: int = 256) -> SearchPath:
     """Re-execute the binary search of U/BS/dpu/task.c:75-151 (byte-address bisection, 256-B blocks, the linear
-    ``search`` of :19-33) for the queries 0 .. queries-1 over the array 1 .. n (DP/bs:31-32), vectorized.
-    The DMA engine ignores the low 3 address bits, so a block starts at element floor(address / 8)."""
-    x = np.arange(queries, dtype=np.int64)
+    ``search`` of :19-33) for the queries 0 .. queries-1 over the array 1 .. n (DP/bs:31-32), vectorized (at most
+    ``BS_SAMPLE`` of them, evenly spaced). The DMA engine ignores the low 3 address bits, so a block starts at
+    element floor(address / 8)."""
+    x = np.unique(np.linspace(0, queries - 1, min(queries, BS_SAMPLE)).astype(np.int64))
+    queries = x.size
     base, elems = 0, block_bytes // 8
     start = np.full(queries, base, dtype=np.int64)
     end = np.full(queries, base + 8 * n, dtype=np.int64)

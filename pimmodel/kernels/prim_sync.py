@@ -58,7 +58,7 @@ def scan_rss(dpus: int, size: int) -> KernelRun:
     reduce = _stream("reduce", e, 8, _ops(b=1, add64=1), reads=1, writes=0, extra_per_block=-3)
     final = _serial("final", _ops(b=15 * (ACCESS + LOOP) + 2, add64=15), barriers=1)
     sections = (_setup(1), reduce, final, _setup(2, barriers=2), *_scan_round(e // ROUND))
-    return KernelRun("SCAN-RSS", 2, sections, _scan_host(e))
+    return KernelRun("SCAN-RSS", 2, sections, _scan_host(e), mram_bytes=16 * e)
 
 
 def scan_ssa(dpus: int, size: int) -> KernelRun:
@@ -67,7 +67,7 @@ def scan_ssa(dpus: int, size: int) -> KernelRun:
     e = D.per_dpu_rounds(size, dpus)
     add = _stream("add", e, 8, _ops(b=2, add64=1), reads=1, writes=1, extra_per_block=DMA_SETUP + 4)
     sections = (_setup(2, barriers=2), *_scan_round(e // ROUND), _setup(2), add)
-    return KernelRun("SCAN-SSA", 2, sections, _scan_host(e))
+    return KernelRun("SCAN-SSA", 2, sections, _scan_host(e), mram_bytes=16 * e)
 
 
 def _filter_host(e: int, size: int, dpus: int, results: int) -> tuple[HostCall, ...]:
@@ -87,7 +87,8 @@ def sel(dpus: int, size: int) -> KernelRun:
     per_elem = _ops(b=2 + 2 * keep, add=keep)
     round_ = _round(per_elem, BLOCK_CONST + DMA_SETUP + 6 + 4 + 8 / TASKLETS, 8 * REGS * keep, HOP - 2,
                     e // ROUND, write_after_chain=False)
-    return KernelRun("SEL", 1, (_setup(2, barriers=2), round_), _filter_host(e, size, dpus, 4 * TASKLETS))
+    return KernelRun("SEL", 1, (_setup(2, barriers=2), round_), _filter_host(e, size, dpus, 4 * TASKLETS),
+                     mram_bytes=16 * e)
 
 
 def uni(dpus: int, size: int) -> KernelRun:
@@ -99,7 +100,8 @@ def uni(dpus: int, size: int) -> KernelRun:
     per_elem = _ops(b=3 + 2 * keep, add=keep)
     round_ = _round(per_elem, BLOCK_CONST + DMA_SETUP + 6 + 6 + 12 / TASKLETS, 8 * REGS * keep, HOP + 10,
                     e // ROUND, write_after_chain=True)
-    return KernelRun("UNI", 1, (_setup(2, barriers=2), round_), _filter_host(e, size, dpus, 24 * TASKLETS))
+    return KernelRun("UNI", 1, (_setup(2, barriers=2), round_), _filter_host(e, size, dpus, 24 * TASKLETS),
+                     mram_bytes=16 * e)
 
 
 # ---------------------------------------------------------------- latency- and compute-bound kernels
@@ -123,7 +125,7 @@ def bs(dpus: int, size: int) -> KernelRun:
     search = Section("search", True, 1, Work(_ops(b=q * per_query), dmas=dmas))
     host = (_args(24), HostCall("array", 8 * size, True), HostCall("queries", 8 * q, True),
             HostCall("results", 8 * TASKLETS, False, memory="wram"))
-    return KernelRun("BS", 1, (_setup(3), search), host)
+    return KernelRun("BS", 1, (_setup(3), search), host, mram_bytes=8 * size + 8 * q)
 
 
 TS_MAC = _ops(b=1 + 1 + 1 + 1 + CALL + 1 + 2 + LOOP + 0.5, add=2, mul=1, bits=D.ts_mul_bits())
@@ -148,7 +150,8 @@ def ts(dpus: int, size: int) -> KernelRun:
     work = Work(ops, dmas=(Dma("read", 256, active, 5 * blocks),))
     host = (HostCall("arguments", 28, True, mode="serial", memory="wram"), HostCall("query", 256, True),
             HostCall("series", 4 * (e + 64), True, calls=3), HostCall("results", 16 * TASKLETS, False, memory="wram"))
-    return KernelRun("TS", 1, (_setup(6), Section("blocks", True, 1, work, tasklets=active)), host)
+    return KernelRun("TS", 1, (_setup(6), Section("blocks", True, 1, work, tasklets=active)), host,
+                     mram_bytes=256 + 12 * (e + 64))
 
 
 TRNS_STEP2_ELEMENT = _ops(b=3 * CALL + 2 * ACCESS + LOOP + 7.75, add=1, mul=2, bits=4.31)
@@ -192,4 +195,4 @@ def trns(dpus: int, size: int) -> KernelRun:
     sections = (Section("setup", True, 2 * rounds, _setup(3).work), tiles,
                 Section(step3.name, True, rounds, step3.work))
     host = (HostCall("tiles", 64, True, calls=rounds * 4 * size), HostCall("matrix", 256 * size, False, calls=rounds))
-    return KernelRun("TRNS", 2 * rounds, sections, host)
+    return KernelRun("TRNS", 2 * rounds, sections, host, mram_bytes=264 * size)

@@ -180,13 +180,15 @@ class HostCall:
 class KernelRun:
     """One timed kernel of a host program: ``launches`` synchronous ``dpu_launch`` calls whose DPU work is
     ``sections`` (the busiest DPU's, each ``count`` times over all launches), with the ``host`` transfer calls
-    timed around it (to the DPUs before, from them after). ``tasklets``: tasklets per DPU."""
+    timed around it (to the DPUs before, from them after). ``tasklets``: tasklets per DPU; ``mram_bytes``: the
+    MRAM the kernel's data occupies on the busiest DPU."""
 
     name: str
     launches: Num
     sections: tuple[Section, ...]
     host: tuple[HostCall, ...]
     tasklets: int = 16
+    mram_bytes: Num = 0
 
 
 def blocks(total_bytes: Num, block_bytes: Num) -> tuple[Num, Num]:

@@ -19,7 +19,8 @@ def test_host_path_matches_its_closed_form() -> None:
     """MA-SGD on YFCC at 2,048 DPUs (32 ranks), topology none, by hand from upmem-2556.toml: 416 rounds; per round
     two push calls (w: 16,384 B, the bias: 8 B per DPU) at the call overhead each + bytes / (push bandwidth x
     32^0.75), two pulls (call overhead + pull extra) at the pull bandwidth x 32^0.75 (the spec's fitted host
-    constants; 30 us, 0, 6.68 and 4.74 GB/s before the hardware fit), and one stream over the 2,048 x 4,096 int32 models by 17 threads (16 cores x 5 GB/s
+    constants; 30 us, 0, 6.68 and 4.74 GB/s before the hardware fit), and one stream over the 2,048 x 4,096 int32
+    models by 17 threads (16 cores x 5 GB/s
     = 80 GB/s, below the 100 GB/s memory cap) plus 17 x 15 us of pthread create/join."""
     hw = load_hardware("upmem-2556")
     w = Workload(YFCC, "lr", "ma-sgd", 2048)

@@ -19,24 +19,27 @@ Fit = Annotated[bool, typer.Option("--fit", help="Re-run the hardware fit on the
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="With --fit: write the calibration (JSON) "
                                              "here; the shipped one is data/calibration/hardware-upmem-2556.json.")]
 NoCv = Annotated[bool, typer.Option("--no-cv", help="With --fit: skip the leave-one-kernel-out refits.")]
+FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fit: also fit the per-rank push and pull "
+                                             "bandwidths (PrIM's microbenchmark values otherwise stay).")]
 
 
 def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = None, hardware: O.Hardware = "upmem-2556",
                    list_kernels: ListKernels = False, fit: Fit = False, output: Output = None, no_cv: NoCv = False,
-                   json: O.Json = False) -> None:
+                   fit_bandwidths: FitBandwidths = False, json: O.Json = False) -> None:
     """Predict a PrIM kernel's time and its host transfers for every DPU count x size.
 
     --json prints {"points": [{"kernel", "dpus", "size", "kernel_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}]};
     size means what the data set's data_prep_param means for the kernel (--list says it). --fit re-runs the
     hardware calibration: it fits the kernel-time constants (launch, DMA/compute overlap, barrier) and the host
-    transfer constants to the real measurements of every kernel but VA, GEMV and RED (the test kernels), prints
-    the constants, the errors per kernel and their leave-one-kernel-out cross-validation (about 15 s), and with
-    --output writes the calibration file.
+    transfer constants (call overheads, WRAM reads, in-rank scaling) to the real measurements of every kernel but
+    VA, GEMV and RED (the test kernels), prints the constants, the errors per kernel and their leave-one-kernel-out
+    cross-validation (about 15 s), and with --output writes the calibration file; the spec's F constants come from
+    the shipped one (data/calibration/hardware-upmem-2556.json).
     """
     if list_kernels:
         return _list(json)
     if fit:
-        return _fit(hardware, output, not no_cv, json)
+        return _fit(hardware, output, not no_cv, fit_bandwidths, json)
     from ..errors import SpecError  # lazy imports keep the CLI's cold start fast
 
     if name is None or size is None:
@@ -82,15 +85,16 @@ def _list(json: bool) -> None:
            [(str(r["kernel"]), str(r["size"]), "test (never fitted)" if r["test"] else "fitted") for r in rows])
 
 
-def _fit(hardware: str, output: Path | None, cross_validate: bool, json: bool) -> None:
+def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: bool, json: bool) -> None:
     from ..atomic import check_writable  # lazy imports keep the CLI's cold start fast
-    from ..calibration.hardware import calibrate_hardware
+    from ..calibration.hardware import BANDWIDTH_CONSTANTS, HOST_CONSTANTS, calibrate_hardware
     from ..calibration.measurements import load_measurements
 
     if output is not None:
         check_writable(output, "calibration")
     hw = O.hardware(hardware)
-    result = calibrate_hardware(hw, load_measurements(), cross_validate,
+    host = HOST_CONSTANTS + (BANDWIDTH_CONSTANTS if bandwidths else ())
+    result = calibrate_hardware(hw, load_measurements(), cross_validate, host_constants=host,
                                 label=f"{output.name if output else 'unsaved'} (hardware fit of {hw.name})")
     if output is not None:
         result.write(output)

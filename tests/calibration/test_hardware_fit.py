@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from pimmodel.calibration.hardware import HOST_CONSTANTS, KERNEL_CONSTANTS, apply, fit_both
+from pimmodel.calibration.hardware import BANDWIDTH_CONSTANTS, HOST_CONSTANTS, KERNEL_CONSTANTS, apply, fit_both
 from pimmodel.calibration.hardware_result import read_hardware_calibration
 from pimmodel.calibration.measurements import TEST_KERNELS, load_measurements, predict_point
 from pimmodel.specs import load_hardware
@@ -28,7 +28,7 @@ def test_fit_recovers_known_constants_from_synthetic_data() -> None:
         p = predict_point(m.kernel, m.dpus, m.size, truth)
         points.append(replace(m, kernel_ms=p["kernel_ms"], cpu_to_dpu_ms=p["cpu_to_dpu_ms"],
                               dpu_to_cpu_ms=p["dpu_to_cpu_ms"]))
-    fits = fit_both(base, points)
+    fits = fit_both(base, points, HOST_CONSTANTS + BANDWIDTH_CONSTANTS)
     recovered = {**fits[0].as_dict(), **fits[1].as_dict()}
     for name, value in TRUTH.items():
         assert recovered[name] == pytest.approx(value, rel=1e-3, abs=1e-9), name

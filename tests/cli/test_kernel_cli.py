@@ -56,10 +56,11 @@ def test_bad_input_is_one_line_exit_2(args: tuple[str, ...], needle: str) -> Non
 
 def test_fit_writes_a_calibration(tmp_path: Path) -> None:
     out = tmp_path / "hw.json"
-    res = run("--fit", "--no-cv", "--output", str(out), "--json")
+    res = run("--fit", "--no-cv", "--fit-bandwidths", "--output", str(out), "--json")
     assert res.returncode == 0, res.stderr
     record = json.loads(res.stdout)
     assert set(record["fits"]) == {"kernel", "host"}
+    assert "pull_bytes_per_s_per_rank" in record["fits"]["host"]["constants"]
     assert json.loads(out.read_text())["fits"]["kernel"]["constants"].keys() == record["fits"]["kernel"][
         "constants"].keys()
     assert not any(p[0] in ("VA", "GEMV", "RED") for p in record["fits"]["kernel"]["points"])

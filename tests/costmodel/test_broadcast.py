@@ -50,7 +50,9 @@ def test_flag_0_is_the_parallel_push_and_flag_1_the_broadcast(upmem, dataset, mo
         assert on == off
         return
     assert on["host_to_pim"] == pytest.approx(_pushes(w, upmem, "broadcast"), rel=1e-12)
-    assert on["host_to_pim"] < 0.5 * off["host_to_pim"]  # 16.88 vs 6.68 GB/s per rank
+    # 16.88 vs 6.68 GB/s per rank: the bytes' part at least halves (the fixed call costs stay)
+    calls = off["rounds"] * (2 if dataset.layout == "dense" else 1) * upmem.transfer_call_overhead_s
+    assert on["host_to_pim"] - calls < 0.5 * (off["host_to_pim"] - calls)
     assert on["bytes_host_to_pim"] == off["bytes_host_to_pim"]  # the same bytes arrive
     assert all(on[p] == off[p] for p in PHASES if p != "host_to_pim")
 

@@ -23,13 +23,7 @@ from pimmodel.validation.data import load
 # Resolved on 2026-11-29: the int64 multiply is straight-line code (uPIMulator sdk/syslib/mul64.c), so its
 # cost is the PrIM-measured 132 instructions whatever the operands; and a single DMA now costs PrIM's
 # alpha + beta*S, the engine occupancy only serialising the DMAs queued behind it.
-KNOWN_DISCREPANCIES: dict[str, str] = {
-    # 2026-11-30, hardware fit (issue 10): the per-rank push and pull bandwidths are fitted (F) to the real PrIM
-    # kernel transfers of uPIMulator's data set (0.5 KB-1.2 MB per DPU, 1-64 DPUs), 5.07 and 1.34 GB/s; PrIM
-    # measured 6.68 and 4.74 GB/s with 32 MB per DPU on its 2,556-DPU system. One constant cannot match both.
-    "host parallel 64 dpus push": "fitted push bandwidth (real kernel transfers) is 24 % below PrIM's 32 MB figure",
-    "host parallel 64 dpus pull": "fitted pull bandwidth (real kernel transfers) is 72 % below PrIM's 32 MB figure",
-}
+KNOWN_DISCREPANCIES: dict[str, str] = {}
 PUBLISHED = [c["name"] for c in load("prim.toml")["case"]]
 FINDING_KINDS = ("comm", "compute_vs_dma", "weak scaling", "strong scaling")
 

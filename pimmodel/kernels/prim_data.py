@@ -124,11 +124,7 @@ def bs_search(n: int, queries: int, block_bytes: int = 256) -> SearchPath:
     compares = np.zeros(queries)
 
     def search(addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        idx = addr // 8  # element index of block[0]; block[j] = idx + j + 1
-        le = idx + 1 <= x
-        hit = le & (x - idx - 1 < elems) & (x - idx - 1 >= 0)
-        cmp = np.where(le, np.where(hit, x - idx, elems), 0)
-        return np.where(hit, 1, np.where(le, -1, -2)), cmp
+        return _search_block(addr, x, elems)
 
     for _ in range(64):
         if not active.any():
@@ -152,6 +148,16 @@ def bs_search(n: int, queries: int, block_bytes: int = 256) -> SearchPath:
             compares += np.where(edge, c2, 0)
         active &= ~(low | high)
     return SearchPath(float(iters.mean()), float(reads.mean()), float(compares.mean()))
+
+
+def _search_block(addr: np.ndarray, x: np.ndarray, elems: int) -> tuple[np.ndarray, np.ndarray]:
+    """``search`` (U/BS/dpu/task.c:19-33) on the block at byte ``addr`` of the array 1 .. n: (1 found, -1 go
+    right, -2 go left; int64 compares made). block[j] = idx + j + 1 with idx = addr / 8."""
+    idx = addr // 8
+    le = idx + 1 <= x
+    hit = le & (x - idx - 1 < elems)
+    compares = np.where(le, np.where(hit, x - idx, elems), 0)
+    return np.where(hit, 1, np.where(le, -1, -2)), compares
 
 
 def bs_queries_per_dpu(n: int, dpus: int, tasklets: int = TASKLETS) -> int:

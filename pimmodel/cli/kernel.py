@@ -44,7 +44,7 @@ def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = Non
 
     if name is None or size is None:
         raise SpecError("pimmodel kernel needs --name and --size (or --list, or --fit), e.g. --name VA --size 524288")
-    _predict(name, O.parse_int_list(dpus, "--dpus"), O.parse_int_list(size, "--size"), hardware, json)
+    _predict(name.upper(), O.parse_int_list(dpus, "--dpus"), O.parse_int_list(size, "--size"), hardware, json)
 
 
 def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, json: bool) -> None:

@@ -167,16 +167,16 @@ def _registry() -> dict[str, KernelInfo]:
     return {name: KernelInfo(name, fn, meaning) for name, fn, meaning in table}
 
 
-KERNELS: dict[str, KernelInfo] = {}
 MAX_SIZE = 2**32 - 1
 MRAM_BYTES = 64 * 2**20
 """MRAM per DPU of the UPMEM DPUs the programs were written for (mram.h; the programs size their data for it)."""
 
 
+KERNELS: dict[str, KernelInfo] = _registry()
+
+
 def kernels() -> dict[str, KernelInfo]:
     """The 13 kernels by name."""
-    if not KERNELS:
-        KERNELS.update(_registry())
     return KERNELS
 
 

@@ -9,7 +9,8 @@ import typer
 
 from . import options as O
 
-Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups: emulator, published, finding.")]
+Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups: emulator, published, finding, "
+                                     "hardware (real UPMEM PrIM kernel times; not in the default).")]
 
 
 def validate_command(

@@ -105,8 +105,9 @@ def test_launch_only_in_wall_view(upmem) -> None:
     assert wall.per_epoch_s["launch"] == pytest.approx(416 * upmem.launch_overhead_s)  # 0.6 ms before the fit
     assert breakdown.per_epoch_s["launch"] == 0
     # the benchmark builds time no barrier wait as compute: the production kernel's 2 per sample (3,328), 2 per
-    # local step (416) and 2 per launch (416) leave the compute category: 8,320 x 16 x 12 x 11 cycles at 350 MHz
-    barriers_s = (3328 * 2 + 416 * 2 + 416 * 2) * 16 * 12 * 11 / 350e6
+    # local step (416) and 2 per launch (416) leave the compute category: 8,320 x 16 tasklets x the spec's
+    # instructions per tasklet under the barrier's lock x 11 cycles at 350 MHz
+    barriers_s = (3328 * 2 + 416 * 2 + 416 * 2) * 16 * upmem.barrier_instructions_per_tasklet * 11 / 350e6
     assert breakdown.per_epoch_s["dpu_compute"] == pytest.approx(wall.per_epoch_s["dpu_compute"] - barriers_s,
                                                                  rel=1e-12)
     assert wall.per_epoch_s["mram_wram_dma"] <= breakdown.per_epoch_s["mram_wram_dma"]

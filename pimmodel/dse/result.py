@@ -31,6 +31,7 @@ BEST_SINGLE = 10
 SAME_DIGITS = 9
 """Objective values equal to this many significant digits are the same design."""
 OBJECTIVE_UNITS = {"time_per_epoch": "s", "energy_per_epoch": "J", "cost": "x baseline DPU", "speedup": "x",
+                   "speedup_over_cpu": "x", "speedup_over_gpu": "x",
                    "strong_scaling_efficiency": "", "weak_scaling_growth": "x"}
 """Units of the objective kinds (``objective.py``); '' is a plain ratio."""
 

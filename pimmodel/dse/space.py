@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import SpecError, StudyError, suggest
+from ..resources import data_dir
 from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
 from ..specs.hardware import FIELD_BY_NAME
@@ -37,6 +38,7 @@ Direction = Literal["minimize", "maximize"]
 OBJECTIVES: dict[str, Direction] = {
     "time_per_epoch": "minimize", "strong_scaling_efficiency": "maximize", "weak_scaling_growth": "minimize",
     "speedup": "maximize", "energy_per_epoch": "minimize", "cost": "minimize",
+    "speedup_over_cpu": "maximize", "speedup_over_gpu": "maximize",
 }
 """Objective kinds and their directions."""
 SAMPLERS = ("nsga2", "tpe")
@@ -93,6 +95,9 @@ class Objective:
     dpus: int = 2048
     low_dpus: int = 256
     epochs: int = 1
+    versus: str | None = None
+    """speedup_over_cpu / speedup_over_gpu: the CPU or GPU spec (a name in hardware_specs/cpu|gpu or a TOML file;
+    None: the study's EPYC 7742 pair or A100)."""
 
     @property
     def direction(self) -> Direction:
@@ -142,9 +147,19 @@ class StudySpec:
 
 
 # ---------------------------------------------------------------- loading
+def study_names() -> list[str]:
+    """The studies shipped with pimmodel (``pimmodel/data/studies/*.toml``), by name."""
+    return sorted(p.stem for p in data_dir("studies").glob("*.toml"))
+
+
 def load_study(path: str | Path) -> StudySpec:
-    """Read and validate a study file (one-line ``StudyError`` for anything wrong)."""
+    """Read and validate a study file, or a shipped study by name (one-line ``StudyError`` for anything wrong)."""
     p = Path(path)
+    if not p.exists() and p.suffix != ".toml" and p.name == str(path) and str(path) in study_names():
+        p = data_dir("studies") / f"{path}.toml"
+    elif not p.exists() and p.suffix != ".toml" and p.name == str(path):
+        raise StudyError(f"no study file {str(path)!r} and no shipped study of that name"
+                         f"{suggest(str(path), study_names())}")
     try:
         data = read_toml(p, "study")
     except SpecError as exc:
@@ -251,19 +266,30 @@ def _objectives(raw: Any, origin: str) -> tuple[Objective, ...]:
     for item in items:
         if not isinstance(item, Mapping):
             raise StudyError(f"{origin}: each [[objective]] must be a table")
-        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs"}, f"{origin} [[objective]]")
+        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs", "versus"}, f"{origin} [[objective]]")
         kind = str(item.get("kind", ""))
         if kind not in OBJECTIVES:
             raise StudyError(f"{origin}: unknown objective kind {kind!r}{suggest(kind, OBJECTIVES)}")
         obj = Objective(kind, _int(item.get("dpus", 2048), "dpus", origin),
                         _int(item.get("low_dpus", 256), "low_dpus", origin),
-                        _int(item.get("epochs", 1), "epochs", origin))
+                        _int(item.get("epochs", 1), "epochs", origin), _versus(kind, item.get("versus"), origin))
         if obj.low_dpus >= obj.dpus:
             raise StudyError(f"{origin}: objective {kind}: low_dpus must be below dpus")
         out.append(obj)
     if len({o.kind for o in out}) != len(out):
         raise StudyError(f"{origin}: each objective kind may appear once")
     return tuple(out)
+
+
+def _versus(kind: str, value: Any, origin: str) -> str | None:
+    if value is None:
+        return None
+    if not kind.startswith("speedup_over_"):
+        raise StudyError(f"{origin}: objective {kind}: 'versus' names the CPU or GPU of speedup_over_cpu / "
+                         "speedup_over_gpu only; remove it")
+    if not isinstance(value, str) or not value:
+        raise StudyError(f"{origin}: objective {kind}: versus must be a spec name or TOML file, got {value!r}")
+    return value
 
 
 def _constraints(table: Mapping[str, Any], origin: str) -> Constraints:

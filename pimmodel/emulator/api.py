@@ -127,6 +127,12 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
 
     result = train(shards, cfg, on_epoch=on_epoch, progress=progress)
     trace = merge(result.traces)
+    overflows = float(np.max(trace.events.get("acc_overflow", np.zeros(1))))
+    if overflows:
+        floor = workload.local_batch.bit_length()  # log2(b) + 1 for a power of two: b terms below 2^(31-l) fit
+        warnings.append(f"{overflows:,.0f} batch gradient sums left the dense kernels' int32 accumulator on the "
+                        f"busiest DPU and wrapped to the wrong sign (b x 2^-l reaches 1); use "
+                        f"--learning-rate-shift {floor} or more")
     saturated = float(np.max(trace.events.get("saturated", np.zeros(1))))
     if saturated:
         warnings.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU: the model "

@@ -233,10 +233,15 @@ def resolve_hyperparams(dataset: DatasetSpec, model: str, optimizer: str, dpus: 
             steps = epochs * -(-largest // local) * (others.get("task_epochs", base.task_epochs)
                                                      if optimizer == "admm" else 1)
             faster = max(0, round(math.log2(STUDY_LOCAL_STEPS[dataset.layout] / steps)))
-            others["learning_rate_shift"] = shift = max(1, local_rates.learning_rate_shift - faster)
+            # dense kernels sum a batch's b terms (each at most 2^(31 - l)) in an int32: from l = log2(b) on, only b
+            # rows all holding the largest value 1.0 of a feature with the same gradient sign could reach 2^31
+            floor = max(1, local.bit_length() - 1) if dataset.layout == "dense" else 1
+            others["learning_rate_shift"] = shift = max(floor, local_rates.learning_rate_shift - faster)
             if shift != base.learning_rate_shift:
+                cap = f"; at least 2^-{floor} so a batch of {local} fits the kernels' int32 accumulator" \
+                    if shift == floor and floor > 1 else ""
                 notes.append(f"learning rate 2^-{shift} (the study's 2^-{local_rates.learning_rate_shift} is tuned "
-                             f"for {STUDY_LOCAL_STEPS[dataset.layout]:,} local steps; this run makes {steps:,})")
+                             f"for {STUDY_LOCAL_STEPS[dataset.layout]:,} local steps; this run makes {steps:,}{cap})")
     return replace(base, batch_size=b, global_batch_size=big_b, **others), tuple(notes)
 
 

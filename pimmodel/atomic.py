@@ -24,6 +24,8 @@ def check_writable(path: str | Path, what: str = "output") -> Path:
     target = Path(path)
     if target.is_dir():
         raise WriteError(f"{what} {str(target)!r} is a directory; give a file name")
+    if target.exists() and not target.is_file():  # renaming over /dev/full or a pipe would replace the device
+        raise WriteError(f"{what} {str(target)!r} is not a regular file (a device, pipe or socket); give a file name")
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise WriteError(f"cannot write {what} {str(target)!r}: folder {str(parent)!r} does not exist")

@@ -13,8 +13,13 @@ Conventions (one DMA engine and one revolver pipeline per DPU):
 - A single DMA of S bytes takes the PrIM ``alpha + beta * S``. A burst of k concurrent DMAs (one per
   tasklet) completes after ``alpha + beta * S + (k - 1) * (engine_cycles_per_transfer + beta * S)``: the
   latency overlaps, the one engine serialises the transfers behind the first.
+- A parallel section's DMA hides behind its compute up to the share ``dma_compute_overlap`` of the shorter of
+  the two (16 tasklets contend for one pipeline and one DMA engine, so they never overlap perfectly).
 - Host transfers: ``call_overhead + total_bytes / bandwidth``, aggregate bandwidth of a rank set growing
-  as ``ranks ** rank_scaling_exponent``.
+  as ``ranks ** rank_scaling_exponent`` across ranks and as ``(DPUs per rank used / dpus_per_rank) **
+  rank_fill_exponent`` inside a partly used rank; a call from the DPUs costs ``pull_call_extra_s`` more than one
+  to them; a read of a WRAM symbol adds ``wram_pull_per_dpu_s`` per DPU.
+- A launch costs ``launch_overhead_s + launch_per_dpu_s * dpus``.
 """
 
 from __future__ import annotations
@@ -83,6 +88,12 @@ def mul32_instructions(significant_bits: Num, hw: Any) -> Num:
     return hw.int32_mul_base_instructions + hw.mul_step_instructions * significant_bits
 
 
+def unhidden_overlap(compute: Num, dma: Num, hw: Any) -> Num:
+    """Cycles of a parallel section's DMA that contention keeps from hiding behind its compute, beyond
+    ``max(0, DMA - compute)``: ``(1 - dma_compute_overlap) * min(compute, DMA)`` (0 when the overlap is 1)."""
+    return (1 - hw.dma_compute_overlap) * minimum(compute, dma)
+
+
 # ---------------------------------------------------------------- MRAM <-> WRAM DMA
 def dma_burst_cycles(bytes_per_transfer: Num, concurrent: Num, hw: Any, write: bool = False) -> Num:
     """Cycles until the last of ``concurrent`` simultaneous DMAs of ``bytes_per_transfer`` completes."""
@@ -105,11 +116,15 @@ def ranks(dpus: Num, hw: Any) -> Num:
 
 
 def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any) -> Num:
-    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs (sub-linear in the number of ranks)."""
-    return per_rank_bytes_per_s * ranks(dpus, hw) ** hw.rank_scaling_exponent
+    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs: sub-linear in the number of ranks, and lower
+    when the ranks are partly used (fewer DPUs share each rank's transfer; 1 for full ranks)."""
+    r = ranks(dpus, hw)
+    fill = (dpus / (r * hw.dpus_per_rank)) ** hw.rank_fill_exponent
+    return per_rank_bytes_per_s * r ** hw.rank_scaling_exponent * fill
 
 
-def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: str = "parallel") -> Num:
+def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: str = "parallel",
+                    memory: str = "mram") -> Num:
     """One transfer call: ``parallel`` push/pull (distinct buffers), ``broadcast`` (one buffer, to PIM
     only), ``serial`` copies (one DPU after another), or ``identical``: the same buffer to every DPU (the
     global model), sent as a broadcast when ``hw.broadcast_identical_pushes`` is 1, else as a parallel push.
@@ -117,16 +132,22 @@ def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: 
     ``identical`` is the blend ``flag * broadcast + (1 - flag) * parallel`` rather than a branch (or a
     compile key): the flag is an input of the one compiled function, so a design-space batch mixes both
     settings in one vectorized call, the sensitivity analysis can differentiate through it, and at
-    flag = 0 it evaluates exactly to the parallel push (0 * x + 1 * y = y in floating point)."""
+    flag = 0 it evaluates exactly to the parallel push (0 * x + 1 * y = y in floating point).
+
+    ``memory = "wram"``: a read of a WRAM ``__host`` symbol also costs ``wram_pull_per_dpu_s`` per DPU (the
+    host reads WRAM DPU by DPU)."""
+    if memory == "wram" and not to_pim:
+        return host_transfer_s(bytes_per_dpu, dpus, hw, to_pim, mode) + dpus * hw.wram_pull_per_dpu_s
     if mode == "identical":
         if not to_pim:
             raise ValueError("an identical buffer goes to the PIM side only")
         flag = hw.broadcast_identical_pushes
         return (flag * host_transfer_s(bytes_per_dpu, dpus, hw, True, "broadcast")
                 + (1 - flag) * host_transfer_s(bytes_per_dpu, dpus, hw, True, "parallel"))
+    overhead = hw.transfer_call_overhead_s if to_pim else hw.transfer_call_overhead_s + hw.pull_call_extra_s
     if mode == "parallel":
         per_rank = hw.push_bytes_per_s_per_rank if to_pim else hw.pull_bytes_per_s_per_rank
-        return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / rank_set_bandwidth(per_rank, dpus, hw)
+        return overhead + bytes_per_dpu * dpus / rank_set_bandwidth(per_rank, dpus, hw)
     if mode == "broadcast":
         if not to_pim:
             raise ValueError("broadcast goes to the PIM side only")
@@ -134,13 +155,14 @@ def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: 
         return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / bandwidth
     if mode == "serial":
         per_dpu = hw.serial_to_pim_bytes_per_s if to_pim else hw.serial_from_pim_bytes_per_s
-        return dpus * (hw.transfer_call_overhead_s + bytes_per_dpu / per_dpu)
+        return dpus * (overhead + bytes_per_dpu / per_dpu)
     raise ValueError(f"unknown transfer mode {mode!r}")
 
 
-def launch_s(hw: Any) -> Num:
-    """One synchronous ``dpu_launch`` (start, run-to-completion polling, excluding the kernel itself)."""
-    return hw.launch_overhead_s
+def launch_s(hw: Any, dpus: Num = 0) -> Num:
+    """One synchronous ``dpu_launch`` on ``dpus`` DPUs (boot, run-to-completion polling, excluding the kernel
+    itself); ``dpus`` = 0 prices the fixed part alone."""
+    return hw.launch_overhead_s + hw.launch_per_dpu_s * dpus
 
 
 # ---------------------------------------------------------------- direct DPU links (hypothetical; UPMEM has none)

@@ -25,8 +25,10 @@ LAYERS: dict[str, int] = {
     "validation": 7, "dse": 7,
     # 8: composition of the layers for users (what the CLI calls)
     "api": 8,
-    # 9: the command line
-    "cli": 9, "__main__": 10,
+    # 9: what composes the api's predictions with emulation and the baselines (the study's comparison)
+    "comparison": 9,
+    # 10: the command line
+    "cli": 10, "__main__": 11,
 }
 
 
@@ -75,7 +77,7 @@ def _graph() -> dict[str, set[str]]:
 def _layer(module: str) -> tuple[int, str]:
     parts = module.split(".")
     if len(parts) == 1:  # the package itself: its lazy __getattr__ may point anywhere
-        return 11, ""
+        return 12, ""
     return LAYERS[parts[1]], parts[1]
 
 

@@ -3,6 +3,7 @@
 Public API (what ``compare`` and the time-to-accuracy figures call):
 
 * ``BaselineWorkload`` / ``study_workload(dataset, model, optimizer, device)``: a run in plain parameters;
+  ``cpu_workload_of(w)`` / ``gpu_workload_of(w)``: the study's CPU and GPU runs of a PIM ``Workload``'s rows;
 * ``load_cpu(name)`` / ``load_gpu(name)``: sourced specs from ``hardware_specs/cpu`` and ``hardware_specs/gpu``;
 * ``predict_cpu(workload, cpu_spec)`` / ``predict_gpu(workload, gpu_spec)`` -> ``BaselinePrediction``
   (``per_epoch_s`` per phase and ``total``, ``total_s``, ``to_record()``);
@@ -19,7 +20,7 @@ from .cpu import predict_cpu
 from .gpu import predict_gpu
 from .phases import CPU_PHASES, GPU_PHASES, BaselinePrediction
 from .specs import CpuSpec, GpuSpec, load_cpu, load_gpu, spec_names
-from .workload import BaselineWorkload, study_workload
+from .workload import BaselineWorkload, cpu_workload_of, gpu_workload_of, study_workload
 
 
 def run_measurement(quick: bool = False, progress: Any = None) -> dict[str, Any]:
@@ -30,6 +31,7 @@ def run_measurement(quick: bool = False, progress: Any = None) -> dict[str, Any]
 
 
 __all__ = [
-    "CPU_PHASES", "GPU_PHASES", "BaselinePrediction", "BaselineWorkload", "CpuSpec", "GpuSpec", "load_cpu",
+    "CPU_PHASES", "GPU_PHASES", "BaselinePrediction", "BaselineWorkload", "CpuSpec", "GpuSpec", "cpu_workload_of",
+    "gpu_workload_of", "load_cpu",
     "load_gpu", "predict_cpu", "predict_gpu", "run_measurement", "spec_names", "study_workload",
 ]

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import SpecError, unknown
+from ..specs import Workload
 
 MODELS = ("lr", "svm")
 OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm", "sgd")
@@ -119,3 +120,33 @@ def study_workload(dataset: str, model: str, optimizer: str, device: str = "cpu"
                                 name=f"study {dataset} CPU")
     return BaselineWorkload(CRITEO_ROWS, CRITEO_FEATURES, model, optimizer, batch, STUDY_CPU_PROCESSES, epochs,
                             layout="sparse", nonzeros_per_row=CRITEO_NONZEROS, name=f"study {dataset} CPU")
+
+
+# ---------------------------------------------------------------- the baselines of a PIM workload
+STUDY_GPU_BATCH = 4096
+
+
+def _same_rows(w: Workload) -> dict[str, Any]:
+    ds = w.dataset
+    # a sparse PIM model pads its features (bias inside w, slices per tasklet); the baselines hold the real ones
+    features = ds.bias_index if ds.layout == "sparse" and ds.bias_index is not None else ds.features
+    return {"rows": w.train_rows, "features": features, "layout": ds.layout,
+            "nonzeros_per_row": ds.nonzeros_per_row if ds.layout == "sparse" else None, "epochs": w.epochs}
+
+
+def cpu_workload_of(w: Workload, processes: int = STUDY_CPU_PROCESSES) -> BaselineWorkload:
+    """The study's CPU run of the rows the PIM workload ``w`` trains: ``processes`` processes with contiguous
+    blocks of rows; MA-SGD and ADMM take the PIM local batch per process, GA-SGD's batch per process is the PIM
+    global batch split over the processes (the study: 64 x 128 = 8,192 on YFCC, 2,048 x 128 = 262,144 on
+    Criteo)."""
+    procs = min(processes, w.train_rows)
+    batch = w.hp.global_batch_size // procs if w.optimizer == "ga-sgd" else w.hp.batch_size
+    batch = max(1, min(batch, w.train_rows // procs))
+    return BaselineWorkload(model=w.model, optimizer=w.optimizer, batch_size=batch, processes=procs,
+                            name=f"{w.dataset.name} CPU", **_same_rows(w))
+
+
+def gpu_workload_of(w: Workload, batch: int = STUDY_GPU_BATCH) -> BaselineWorkload:
+    """The study's GPU run (single-GPU mini-batch SGD, batch 4,096) of the rows ``w`` trains."""
+    return BaselineWorkload(model=w.model, optimizer="sgd", batch_size=min(batch, w.train_rows), processes=1,
+                            name=f"{w.dataset.name} GPU", **_same_rows(w))

@@ -10,6 +10,7 @@ documented ``COEFFICIENT_DEFAULTS`` with no fit at all.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import write_text
 from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
-from ..errors import SpecError
+from ..errors import SpecError, suggest
 from ..resources import data_dir
-from ..specs import Workload
+from ..specs import MODELS, OPTIMIZERS, Workload
+from ..specs._toml import read_text_file
+from ..specs.workload import LAYOUTS
 
 SCHEMA_VERSION = 1
 DENSITY_SCALED: tuple[str, ...] = ()
@@ -63,20 +67,155 @@ class LayoutFit:
                 "names": list(self.names), "covariance": [list(r) for r in self.covariance],
                 "bounds": [list(b) for b in self.bounds], "observations": self.observations,
                 "residuals": self.residuals,
-                "bootstrap_std_errors": (None if self.bootstrap_std_errors is None
-                                         else dict(zip(self.names, self.bootstrap_std_errors, strict=True)))}
+                "bootstrap_std_errors": (None if self.bootstrap_std_errors is None else
+                                         {n: (v if math.isfinite(v) else None)  # too few refits: unknown
+                                          for n, v in zip(self.names, self.bootstrap_std_errors, strict=True)})}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LayoutFit:
-        names = tuple(data["names"])
-        boot = data.get("bootstrap_std_errors")
-        return cls(names=names, values=tuple(float(data["coefficients"][n]) for n in names),
-                   std_errors=tuple(float(data["std_errors"][n]) for n in names),
-                   covariance=tuple(tuple(float(v) for v in row) for row in data["covariance"]),
-                   bounds=tuple((float(lo), float(hi)) for lo, hi in data.get("bounds", [])),
-                   observations=int(data.get("observations", 0)), residuals=int(data.get("residuals", 0)),
-                   bootstrap_std_errors=None if boot is None else tuple(float(boot[n]) for n in names),
-                   ties=tuple(sorted(data.get("ties", {}).items())))
+    def from_json(cls, data: Any, origin: str = "<memory>", key: str = "fit") -> LayoutFit:
+        """A fit from its JSON, every field checked: a missing field, a non-finite or out-of-bounds coefficient,
+        a negative standard error or a covariance that is not a symmetric positive semi-definite matrix of the
+        right size is a one-line error naming the file and the field."""
+        where = f"fits.{key}"
+        table = _mapping(data, origin, where)
+        names = _names(_field(table, "names", origin, where), origin, f"{where}.names")
+        values = _per_name(_field(table, "coefficients", origin, where), names, origin, f"{where}.coefficients")
+        std_errors = _per_name(_field(table, "std_errors", origin, where), names, origin, f"{where}.std_errors",
+                               nonnegative=True)
+        covariance = _covariance(_field(table, "covariance", origin, where), std_errors, origin,
+                                 f"{where}.covariance")
+        bounds = _bounds(table.get("bounds", []), names, values, origin, where)
+        boot = table.get("bootstrap_std_errors")
+        return cls(names=names, values=values, std_errors=std_errors, covariance=covariance, bounds=bounds,
+                   observations=_count(table.get("observations", 0), origin, f"{where}.observations"),
+                   residuals=_count(table.get("residuals", 0), origin, f"{where}.residuals"),
+                   bootstrap_std_errors=None if boot is None else _per_name(
+                       boot, names, origin, f"{where}.bootstrap_std_errors", nonnegative=True, missing_ok=True),
+                   ties=_ties(table.get("ties", {}), names, origin, f"{where}.ties"))
+
+
+# ---------------------------------------------------------------- checking a calibration file's fields
+def _bad(origin: str, field: str, problem: str) -> SpecError:
+    return SpecError(f"calibration file {origin!r}: {field} {problem}; re-run `pimmodel calibrate` to write a "
+                     "good one")
+
+
+def _field(table: Mapping[str, Any], name: str, origin: str, where: str) -> Any:
+    if name not in table:
+        raise _bad(origin, f"{where}.{name}" if where else name, "is missing")
+    return table[name]
+
+
+def _mapping(value: Any, origin: str, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(origin, field, f"must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _number(value: Any, origin: str, field: str, nonnegative: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad(origin, field, f"must be a number, got {str(value)[:40]!r}")
+    if not math.isfinite(value):
+        raise _bad(origin, field, f"is {value} (not a finite number)")
+    if nonnegative and value < 0:
+        raise _bad(origin, field, f"is negative ({value:g}); a standard error is >= 0")
+    return float(value)
+
+
+def _count(value: Any, origin: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _bad(origin, field, f"must be a whole number >= 0, got {str(value)[:40]!r}")
+    return value
+
+
+def _names(value: Any, origin: str, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise _bad(origin, field, "must be a list of coefficient names")
+    for name in value:
+        if name not in COEFFICIENT_DEFAULTS:
+            raise _bad(origin, field, f"names an unknown coefficient {name!r}{suggest(name, COEFFICIENT_DEFAULTS)}")
+    if len(set(value)) != len(value):
+        raise _bad(origin, field, "repeats a coefficient")
+    return tuple(value)
+
+
+def _per_name(value: Any, names: Sequence[str], origin: str, field: str, nonnegative: bool = False,
+              missing_ok: bool = False) -> tuple[float, ...]:
+    """One number per name (``missing_ok``: null stands for an unknown value, NaN)."""
+    table = _mapping(value, origin, field)
+    for name in table:
+        if name not in names:
+            raise _bad(origin, f"{field}.{name}", "is not one of the fit's names")
+    out = []
+    for name in names:
+        got = _field(table, name, origin, field)
+        out.append(float("nan") if got is None and missing_ok else
+                   _number(got, origin, f"{field}.{name}", nonnegative))
+    return tuple(out)
+
+
+def _covariance(value: Any, std_errors: Sequence[float], origin: str, field: str) -> tuple[tuple[float, ...], ...]:
+    """A symmetric positive semi-definite n x n matrix whose diagonal is the squared standard errors (the
+    intervals draw from it)."""
+    n = len(std_errors)
+    if not isinstance(value, list) or len(value) != n or any(not isinstance(r, list) or len(r) != n for r in value):
+        raise _bad(origin, field, f"must be a {n} x {n} matrix (a list of {n} rows of {n} numbers, one per name)")
+    rows = tuple(tuple(_number(v, origin, f"{field}[{i}][{j}]") for j, v in enumerate(r)) for i, r in enumerate(value))
+    if n == 0:
+        return rows
+    c = np.asarray(rows, dtype=float)
+    scale = max(float(np.abs(c).max()), 1e-300)
+    if not np.allclose(c, c.T, rtol=0.0, atol=1e-9 * scale):
+        raise _bad(origin, field, "is not symmetric")
+    lowest = float(np.linalg.eigvalsh(c).min())
+    if lowest < -1e-9 * scale:
+        raise _bad(origin, field, f"is not positive semi-definite (eigenvalue {lowest:.3g})")
+    se2 = np.square(np.asarray(std_errors))
+    if not np.allclose(np.diag(c), se2, rtol=1e-6, atol=1e-12 * scale):
+        raise _bad(origin, field, "diagonal does not match the squared std_errors")
+    return rows
+
+
+def _bounds(value: Any, names: Sequence[str], values: Sequence[float], origin: str, where: str
+            ) -> tuple[tuple[float, float], ...]:
+    """[low, high] per name; every coefficient lies within its bounds (the fit is bounded)."""
+    field = f"{where}.bounds"
+    if value == []:
+        return ()
+    if not isinstance(value, list) or len(value) != len(names) or any(
+            not isinstance(b, list) or len(b) != 2 for b in value):
+        raise _bad(origin, field, f"must be a list of {len(names)} [low, high] pairs, one per name")
+    out = []
+    for name, v, (lo, hi) in zip(names, values, value, strict=True):
+        low, high = _number(lo, origin, f"{field}.{name}"), _number(hi, origin, f"{field}.{name}")
+        if not low <= v <= high:
+            raise _bad(origin, f"{where}.coefficients.{name}", f"= {v:g} lies outside its bounds [{low:g}, {high:g}]")
+        out.append((low, high))
+    return tuple(out)
+
+
+def _ties(value: Any, names: Sequence[str], origin: str, field: str) -> tuple[tuple[str, str], ...]:
+    table = _mapping(value, origin, field)
+    for tied, twin in table.items():
+        if tied not in COEFFICIENT_DEFAULTS or tied in names or twin not in names:
+            raise _bad(origin, f"{field}.{tied}", "must tie a coefficient outside the fit to one of its names")
+    return tuple(sorted(table.items()))
+
+
+def _fit_key_ok(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 3 and parts[0] in LAYOUTS and parts[1] in MODELS and parts[2] in OPTIMIZERS
+
+
+def _json_safe(value: Any) -> Any:
+    """Non-finite floats (an error summary over no case) as null: the file stays standard JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -106,10 +245,12 @@ class CalibrationResult:
                 "design": [dict(d) for d in self.design]}
 
     def write(self, path: str | Path) -> Path:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
-        return target
+        """Write the file whole or not at all (``atomic``): a full disk or Ctrl-C leaves the previous file. The
+        record is checked as ``read_calibration`` checks it first, so no file is written that could not be
+        read back."""
+        record = self.to_json()
+        CalibrationResult.from_json(record, str(path))
+        return write_text(path, json.dumps(_json_safe(record), indent=1, sort_keys=False, allow_nan=False) + "\n")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], origin: str) -> CalibrationResult:
@@ -117,12 +258,19 @@ class CalibrationResult:
         if version != SCHEMA_VERSION:
             raise SpecError(f"calibration file {origin!r} has schema_version {version!r}; this pimmodel reads "
                             f"{SCHEMA_VERSION}: re-run `pimmodel calibrate`")
-        try:
-            fits = {k: LayoutFit.from_json(v) for k, v in data.get("fits", {}).items()}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SpecError(f"calibration file {origin!r} is malformed ({exc}); re-run `pimmodel calibrate`") from None
-        return cls(label=str(data.get("label", origin)), fits=fits, provenance=data.get("provenance", {}),
-                   design=data.get("design", []), errors=data.get("errors", {}))
+        fits_table = _mapping(_field(data, "fits", origin, ""), origin, "fits")
+        for key in fits_table:
+            if not _fit_key_ok(key):
+                raise _bad(origin, f"fits.{key}", "is not a LAYOUT/MODEL/OPTIMIZER group such as dense/lr/ma-sgd")
+        fits = {k: LayoutFit.from_json(v, origin, k) for k, v in fits_table.items()}
+        label = data.get("label", origin)
+        if not isinstance(label, str):
+            raise _bad(origin, "label", "must be a string")
+        design = data.get("design", [])
+        if not isinstance(design, list) or not all(isinstance(d, Mapping) for d in design):
+            raise _bad(origin, "design", "must be a list of objects")
+        return cls(label=label, fits=fits, provenance=_mapping(data.get("provenance", {}), origin, "provenance"),
+                   design=design, errors=_mapping(data.get("errors", {}), origin, "errors"))
 
 
 def fit_key(w: Workload) -> str:
@@ -147,13 +295,15 @@ def defaults() -> CalibrationResult:
 
 
 def read_calibration(path: str | Path) -> CalibrationResult:
+    """Read and check a calibration file (one-line ``SpecError`` naming the file and the field)."""
     p = Path(path)
+    text = read_text_file(p, "calibration")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"cannot read calibration file {str(p)!r}: {exc.strerror or exc}") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(f"calibration file {str(p)!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"calibration file {str(p)!r} nests too deeply to be a calibration") from None
     if not isinstance(data, dict):
         raise SpecError(f"calibration file {str(p)!r} must hold a JSON object")
     return CalibrationResult.from_json(data, str(p))

@@ -16,7 +16,7 @@ import typer
 
 from ..errors import PimModelError
 
-COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "baseline")
+COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "baseline", "compare", "kernel")
 
 app = typer.Typer(
     name="pimmodel",

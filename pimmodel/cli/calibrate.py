@@ -30,24 +30,30 @@ def calibrate_command(
     Use the result with `pimmodel predict --calibration FILE`. --json prints the calibration record.
     """
     # lazy imports keep the CLI's cold start fast
-    from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
-    from ..errors import SpecError
+    from ..atomic import check_writable
+    from ..errors import SpecError, unknown
 
     if design not in DESIGNS:
-        # lazy imports keep the CLI's cold start fast
-        from ..errors import unknown
-
         raise unknown("design", design, DESIGNS)
-    if epochs < 1 or bootstrap < 0:
-        raise SpecError("--epochs must be at least 1 and --bootstrap at least 0")
-    if not output.parent.exists():
-        raise SpecError(f"cannot write {str(output)!r}: folder {str(output.parent)!r} does not exist")
-    points = default_design(seed) if design == "default" else tiny_design(seed)
-    settings = EmulatorSettings(epochs=epochs)
-    with _progress(len(points)) as advance:
-        result = calibrate(points, O.hardware(hardware), settings, bootstrap, seed,
-                           label=f"{output.name} ({design} design, seed {seed})", progress=advance)
-    result.write(output)
+    if epochs < 1:
+        raise SpecError(f"--epochs must be at least 1, got {epochs}")
+    if bootstrap < 0:
+        raise SpecError(f"--bootstrap must be at least 0 (0 = off), got {bootstrap}")
+    if seed < 0:
+        raise SpecError(f"--seed must be a whole number >= 0, got {seed}")
+    check_writable(output, "--output")  # before a minute of emulation, not after
+    hw = O.hardware(hardware)
+    before = _identity(output)
+    with O.on_interrupt(lambda: _kept(output, before)):
+        # lazy imports keep the CLI's cold start fast (and a bad option fails before scipy loads)
+        from ..calibration import EmulatorSettings, calibrate, default_design, tiny_design
+
+        points = default_design(seed) if design == "default" else tiny_design(seed)
+        settings = EmulatorSettings(epochs=epochs)
+        with _progress(len(points)) as advance:
+            result = calibrate(points, hw, settings, bootstrap, seed,
+                               label=f"{output.name} ({design} design, seed {seed})", progress=advance)
+        result.write(output)
     record = {"output": str(output), **result.to_json()}
     record.pop("design")
     if json:
@@ -58,6 +64,25 @@ def calibrate_command(
         return
     _print(record)
     typer.echo(f"calibration written to {output}", err=True)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """What identifies the file at ``path`` (inode, modification time), None if there is none."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _kept(output: Path, before: tuple[int, int] | None) -> str:
+    """What Ctrl-C left: the file is replaced whole or not at all, so it is the old one, the new one or none."""
+    now = _identity(output)
+    if now != before:
+        return f"the new calibration was written to {str(output)!r}"
+    if before is None:
+        return f"nothing was written to {str(output)!r}"
+    return f"{str(output)!r} is unchanged"
 
 
 class _progress:

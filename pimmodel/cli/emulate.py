@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -18,8 +19,8 @@ def _class_weights(text: str | None) -> tuple[float, float] | None:
         negative, positive = (float(part) for part in text.split(":"))
     except ValueError:
         raise SpecError(f"--class-weights takes NEGATIVE:POSITIVE, e.g. 1:1 or 0.5:15; got {text!r}") from None
-    if negative <= 0 or positive <= 0:
-        raise SpecError(f"--class-weights must be positive, got {text!r}")
+    if not (0 < negative < math.inf and 0 < positive < math.inf):  # NaN fails too
+        raise SpecError(f"--class-weights must be positive finite numbers, e.g. 1:1; got {text!r}")
     return negative, positive
 
 
@@ -122,20 +123,39 @@ def emulate_command(
 
     --json prints {"run", "chosen", "warnings", "history", "trace", "predicted", "provenance"}.
     """
+    with O.on_interrupt(lambda: "nothing was kept (emulate writes no file; the epochs run so far are discarded)"):
+        result = _emulate(dataset, dpus, model, optimizer, epochs, {
+            **{k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),
+                                 ("learning_rate_shift", learning_rate_shift), ("reg_shift", reg_shift),
+                                 ("admm_alpha_shift", alpha_shift)) if v is not None},
+            **O.check_sync_every(sync_every)},
+            dict(samples_per_dpu=samples_per_dpu, features=features, arithmetic=arithmetic, seed=seed,
+                 hardware=hardware, tasklets=tasklets, kernels=kernels, svm_margin=svm_margin,
+                 class_weights=_class_weights(class_weights), shuffle=shuffle))
+        for warning in result.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        if json:
+            # lazy imports keep the CLI's cold start fast
+            from ..report.json import emit
+
+            emit({"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
+                  "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
+                  "trace": result.trace, "predicted": result.predicted,
+                  "provenance": result.provenance.to_record()})
+        else:
+            _render(result)
+
+
+def _emulate(dataset: str, dpus: int, model: str, optimizer: str, epochs: int, given: dict[str, int],
+             options: dict[str, Any]) -> Any:
+    """The emulation, behind a progress bar on stderr (drawn on a terminal only)."""
     # lazy imports keep the CLI's cold start fast
     from rich.console import Console
     from rich.progress import Progress
 
     from ..api import emulate
     from ..emulator.api import Options
-    from ..report.json import emit
 
-    given = {k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),
-                               ("learning_rate_shift", learning_rate_shift), ("reg_shift", reg_shift),
-                               ("admm_alpha_shift", alpha_shift)) if v is not None}
-    given.update(O.check_sync_every(sync_every))
-    options = Options(epochs, samples_per_dpu, features, arithmetic, seed, hardware, tasklets, kernels, svm_margin,
-                      _class_weights(class_weights), shuffle)
     console = Console(stderr=True)
     with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
         task = bar.add_task("emulating", total=None)
@@ -143,15 +163,7 @@ def emulate_command(
         def tick(n: int, per_epoch: int) -> None:
             bar.update(task, total=per_epoch * epochs, advance=n)
 
-        result = emulate(dataset, dpus, model, optimizer, given, options, progress=tick)
-    for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
-    if json:
-        emit({"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
-              "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
-              "trace": result.trace, "predicted": result.predicted, "provenance": result.provenance.to_record()})
-    else:
-        _render(result)
+        return emulate(dataset, dpus, model, optimizer, given, Options(epochs=epochs, **options), progress=tick)
 
 
 def register(app: typer.Typer) -> None:

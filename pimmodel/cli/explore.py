@@ -10,9 +10,11 @@ import typer
 
 from ..errors import StudyError
 
-Storage = Annotated[str | None, typer.Option("--storage", help="Optuna storage URL (default: sqlite:///"
-                                             "pimmodel-studies.db in the current directory; postgresql://... "
-                                             "for many machines; journal:///file.log for Optuna's journal file).")]
+Storage = Annotated[str | None, typer.Option("--storage", help="Optuna storage URL. Default: journal://"
+                                             "pimmodel-studies.log (a journal file in the current directory; "
+                                             "journal:///abs/path.log, or a file on a shared file system for "
+                                             "many machines); sqlite:///file.db; postgresql+psycopg://user@host/db "
+                                             "for many machines (pip install 'pimmodel[postgres]').")]
 
 
 def explore_command(
@@ -25,19 +27,23 @@ def explore_command(
     storage: Storage = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Local worker processes on one storage.")] = 1,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Sampler seed (default: the study's).")] = None,
+    resume_anyway: Annotated[bool, typer.Option("--resume-anyway", help="Add trials to a stored study of the "
+                                                "same name even though the study file's definition changed.")
+                             ] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Directory for pareto_front.png, history.png, "
                                               "importances.png.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the study record as JSON.")] = False,
 ) -> None:
     """Search hypothetical PIM hardware for a study (objectives, constraints, parameters in STUDY.toml).
 
-    Re-running a study name on the same storage resumes it. `pimmodel explore show STUDY.toml --storage URL`
-    reprints a stored study without running trials. --json prints {"study", "trials", "feasible", "front":
-    [{"params", "objectives", "improvement"}], "baseline", "importances"}.
+    Re-running a study name on the same storage resumes it when the study's definition is unchanged.
+    Ctrl-C stops after the current batch is stored. `pimmodel explore show STUDY.toml --storage URL`
+    reprints a stored study without running trials. --json prints {"study", "storage", "trials",
+    "feasible", "front": [{"params", "objectives", "improvement"}], "baseline", "importances",
+    "dashboard"}.
     """
-    # lazy imports keep the CLI's cold start fast
     from ..dse.space import load_study
-    from ..dse.study import DEFAULT_STORAGE
+    from ..dse.storage import DEFAULT_STORAGE
 
     show = study == "show"
     path = show_target if show else study
@@ -48,60 +54,73 @@ def explore_command(
     spec = load_study(path)
     url = storage or DEFAULT_STORAGE
     if not show:
-        _run(spec, url, trials or spec.trials, timeout, seed, workers)
+        _run(spec, url, trials or spec.trials, timeout, seed, workers, resume_anyway, quiet=json)
     _report(spec, url, plot, json)
 
 
-def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | None, workers: int) -> None:
-    # lazy imports keep the CLI's cold start fast
+def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | None, workers: int,
+         resume_anyway: bool, quiet: bool) -> None:
+    """Run the trials with a progress bar (on a terminal); say where the results go, and on Ctrl-C what
+    was kept."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    # lazy imports keep the CLI's cold start fast
-    from ..dse.study import open_study, run, run_workers
+    from ..dse.study import OpenedStudy, StopRequest, run_workers
 
     console = Console(stderr=True)
+    out = Console(highlight=False, soft_wrap=True, markup=False)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("best {task.fields[best]}"))
-    first = spec.objectives[0].name
-    with Progress(*columns, console=console, disable=not sys.stderr.isatty(), transient=False) as bar:
-        task = bar.add_task(f"{spec.name} ({first})", total=trials, best="-")
-        if workers > 1:
-            _, store = open_study(spec, url)
-            store.read_new()  # skip the trials stored before this run
-            counted = [0]
+    stored = [0]
+    shown = [url]
 
-            def poll() -> None:
-                counted[0] += len(store.read_new())
-                bar.update(task, completed=min(counted[0], trials))
-
-            run_workers(spec, url, trials, timeout, seed, workers, poll)
+    def opened(study: OpenedStudy, count: int | None) -> None:
+        shown[0] = study.location.shown
+        if quiet:
+            return
+        processes = f"{workers} worker processes" if workers > 1 else "1 process"
+        if study.existed:
+            have = f"{count:,} trials stored, " if count is not None else ""
+            out.print(f"{spec.name}: resuming the study in {shown[0]} ({have}{trials:,} more, {processes})")
         else:
-            def progress(done: int, best: float | None) -> None:
-                bar.update(task, completed=done, best="-" if best is None else f"{best:.4g}")
+            out.print(f"{spec.name}: new study in {shown[0]} ({trials:,} trials, {processes})")
 
-            run(spec, url, trials, timeout, seed, progress)
+    with Progress(*columns, console=console, disable=not sys.stderr.isatty(), transient=False) as bar, \
+            StopRequest() as stop:
+        task = bar.add_task(f"{spec.name} ({spec.objectives[0].name})", total=trials, best="-")
+
+        def progress(done: int, best: float | None) -> None:
+            stored[0] = done
+            if best is None:
+                bar.update(task, completed=min(done, trials))
+            else:
+                bar.update(task, completed=min(done, trials), best=f"{best:.4g}")
+
+        try:
+            result = run_workers(spec, url, trials, timeout, seed, workers, progress, resume_anyway, stop, opened)
+        except KeyboardInterrupt:  # a second Ctrl-C: stopped at once
+            raise StudyError(f"interrupted; at least {stored[0]:,} new trials stored in {shown[0]}; re-run the "
+                             "same command to resume") from None
+    if result.interrupted:
+        raise StudyError(f"interrupted; {result.added:,} new trials stored in {result.storage}; re-run the same "
+                         "command to resume")
 
 
 def _report(spec: Any, url: str, plot: Path | None, as_json: bool) -> None:
-    # lazy imports keep the CLI's cold start fast
     from ..dse.result import summarize
     from ..dse.study import stored_trials
 
     trials = stored_trials(spec, url)
     record = summarize(spec, url, trials=trials)
     if plot is not None:
-        # lazy imports keep the CLI's cold start fast
         from ..dse.plots import write_plots
 
         record["plots"] = [str(p) for p in write_plots(spec, record, trials, plot)]
     if as_json:
-        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
         return
-    # lazy imports keep the CLI's cold start fast
     from ..dse.tables import print_study
 
     print_study(record)
@@ -120,7 +139,6 @@ def sensitivity_command(
 ) -> None:
     """Elasticities d ln T / d ln p of the epoch time and of each phase w.r.t. every hardware parameter
     (exact symbolic derivatives), ranked, plus what-if lines for all three optimizers."""
-    # lazy imports keep the CLI's cold start fast
     from ..dse.sensitivity import sensitivity
     from ..specs import DATASETS, Workload, load_dataset, load_hardware
 
@@ -129,12 +147,10 @@ def sensitivity_command(
     w = Workload(ds, model, optimizer, dpus, scaling=scaling, epochs=1)
     record = sensitivity(w, hw, view)
     if json:
-        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
         return
-    # lazy imports keep the CLI's cold start fast
     from ..dse.tables import print_sensitivity
 
     print_sensitivity(record, top)

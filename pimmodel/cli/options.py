@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Annotated
 
 import typer
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, suggest, unknown
 from ..specs import (
     MODELS,
     OPTIMIZERS,
@@ -94,11 +96,48 @@ def hardware(name: str) -> HardwareSpec:
     return load_hardware(name)
 
 
+def _list_parts(text: str, option: str, example: str) -> list[str]:
+    """The comma-separated entries of a list option; an empty list or an empty entry (``256,,512``, a trailing
+    comma) is an error, not silently dropped."""
+    parts = [part.strip() for part in text.split(",")]
+    if parts == [""]:
+        raise SpecError(f"{option} needs at least one value, e.g. {example}")
+    if "" in parts:
+        raise SpecError(f"{option} {text!r} has an empty entry; separate the values with single commas, e.g. "
+                        f"{example}")
+    if len(set(parts)) != len(parts):
+        repeated = next(p for p in parts if parts.count(p) > 1)
+        raise SpecError(f"{option} {text!r} repeats {repeated}; give each value once, e.g. {example}")
+    return parts
+
+
 def parse_int_list(text: str, option: str) -> list[int]:
+    """Whole numbers separated by commas (``--dpus 256,512,1024``)."""
+    example = "256,512,1024"
     try:
-        values = [int(part) for part in text.replace(" ", "").split(",") if part]
+        return [int(part) for part in _list_parts(text, option, example)]
     except ValueError:
-        raise SpecError(f"{option} takes whole numbers separated by commas, e.g. 256,512,1024; got {text!r}") from None
-    if not values:
-        raise SpecError(f"{option} needs at least one value, e.g. 256,512,1024")
-    return values
+        raise SpecError(f"{option} takes whole numbers separated by commas, e.g. {example}; got {text!r}") from None
+
+
+def parse_name_list(text: str, option: str, choices: Sequence[str]) -> list[str]:
+    """Names from ``choices`` separated by commas (``--group emulator,published``)."""
+    names = _list_parts(text, option, ",".join(choices))
+    for name in names:
+        if name not in choices:
+            raise SpecError(f"{option}: unknown value {name!r}{suggest(name, choices)}")
+    return names
+
+
+@contextlib.contextmanager
+def on_interrupt(kept: Callable[[], str]) -> Iterator[None]:
+    """Ctrl-C inside the block ends the command with one line saying what was kept (``kept()``, asked when it
+    happens), exit code 130, instead of typer's silent exit."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        # lazy imports keep the CLI's cold start fast (app imports the command modules)
+        from .app import fail
+
+        fail(f"interrupted; {kept()}", 130)
+        raise

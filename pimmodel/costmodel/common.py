@@ -95,7 +95,7 @@ class EquationSet:
             c = t.define(f"C_{s.name}", pricing.compute_cycles(s.work, s.parallel, T, HW).subs(barrier, c_barrier),
                          f"compute cycles of one occurrence of: {doc}")
             m = t.define(f"M_{s.name}", pricing.dma_cycles(s.work, HW), f"DMA cycles of one occurrence of: {doc}")
-            x = t.define(f"X_{s.name}", pricing.exposed_dma_cycles(True, c, m),
+            x = t.define(f"X_{s.name}", pricing.exposed_dma_cycles(True, c, m, HW),
                          "DMA cycles not hidden behind compute") if s.parallel and m != 0 else m
             compute += [n * c] if c != 0 else []
             dma += [n * m] if m != 0 else []

@@ -193,7 +193,8 @@ def main() -> None:
         spec = load_study(data_dir("studies") / "codesign.toml")
         trials = [t for t in stored_trials(spec, sys.argv[2]) if t.values and is_feasible(t)]
         base = Evaluator(spec).evaluate([{}]).values[0]
-        fig = study_figure(trials, {t.number for t in front(spec, trials)}, (float(base[0]), float(base[1])))
+        fig = study_figure(trials, {t.number for group in front(spec, trials) for t in group},
+                           (float(base[0]), float(base[1])))
         print(save(fig, Path(sys.argv[1]) / "codesign_designs.png"), file=sys.stderr)
 
 

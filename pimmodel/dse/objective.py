@@ -12,6 +12,10 @@ Objectives (each workload scored, then combined over the workloads by geometric 
 - ``energy_per_epoch``: dpus x power per DPU x (clock / baseline clock) x T + host power x host time [J],
   host time = host transfers + host aggregation (link time excluded: the host idles during it).
 - ``cost``: hardware cost proxy per DPU (``cost.py``; 1.0 = baseline DPU).
+- ``speedup_over_cpu`` / ``speedup_over_gpu``: the study's CPU (128 processes) or GPU (single-GPU SGD) epoch on the
+  same rows (``baselines.cpu_workload_of`` / ``gpu_workload_of``) / the design's epoch at ``dpus`` (weak): > 1 is a
+  PIM design that beats it per epoch. The CPU or GPU is the objective's ``versus`` spec (default: the study's).
+  Over the same workloads the two differ by a constant factor (a geometric mean of ratios), so a study takes one.
 - ``time_to_target``: epochs to ``target`` x MA-SGD's stand-in metric (``convergence.py``, a stored table of
   emulated training) x the epoch time at ``dpus`` DPUs, weak scaling [s].
 Constraints (Optuna convention, <= 0 is feasible): data and buffers fit MRAM and WRAM for every workload,
@@ -30,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..baselines import cpu_workload_of, gpu_workload_of, load_cpu, load_gpu, predict_cpu, predict_gpu
 from ..calibration.result import load_calibration
 from ..costmodel import HardwareInputs, evaluate
 from ..errors import PimModelError, StudyError
@@ -43,6 +48,7 @@ from .space import (
     STRUCTURAL_FIELD,
     SYNC_FIELD,
     WORKLOAD_FIELD,
+    Objective,
     Parameter,
     StudySpec,
     WorkloadCase,
@@ -120,6 +126,9 @@ class Evaluator:
             self._links_bad = np.zeros(1, dtype=bool)
             self.baseline_epoch_s[k] = float(self._epoch_s(k, base_design)[0])
         self._memo = {}
+        self.versus_epoch_s = {(obj.kind, case): self._versus_epoch_s(obj, case)
+                               for obj in spec.objectives if obj.kind.startswith("speedup_over_")
+                               for case in spec.workloads}
 
     @staticmethod
     def _needs(kind: str, dpus: int, low: int) -> list[tuple[int, str]]:
@@ -137,6 +146,18 @@ class Evaluator:
             except PimModelError as exc:
                 raise StudyError(f"{self.spec.path}: workload {case.label} at {dpus} DPUs ({scaling}): {exc}") from None
         return self._cases[key]
+
+    def _versus_epoch_s(self, obj: Objective, case: WorkloadCase) -> float:
+        """The CPU's or GPU's epoch on the rows of ``case`` at the objective's DPU count (computed once)."""
+        w, _ = self._case(case, obj.dpus, "weak")
+        try:
+            if obj.kind == "speedup_over_cpu":
+                spec = load_cpu(obj.versus) if obj.versus else load_cpu()
+                return predict_cpu(cpu_workload_of(w), spec).epoch_s
+            gpu = load_gpu(obj.versus) if obj.versus else load_gpu()
+            return predict_gpu(gpu_workload_of(w), gpu).epoch_s
+        except PimModelError as exc:
+            raise StudyError(f"{self.spec.path}: objective {obj.kind}: {exc}") from None
 
     # ------------------------------------------------------------ design points -> arrays
     def design(self, points: Sequence[Mapping[str, Any]]) -> Design:
@@ -170,7 +191,10 @@ class Evaluator:
                 values["max_tasklets"] = tasklets.copy()
             else:
                 values[p.field] = np.asarray(column, dtype=float) * p.scale
-        values["dpus_available"] = np.maximum(values["dpus_available"], self.max_dpus)
+        if self.spec.highest("dpus_available") is not None:
+            # a searched system size below the objectives' DPU count is raised to it (the objectives run there);
+            # without the search, loading the study checked that the baseline has the DPUs
+            values["dpus_available"] = np.maximum(values["dpus_available"], self.max_dpus)
         return Design(values, topology, tasklets, optimizer, sync_every)
 
     # ------------------------------------------------------------ cost model
@@ -243,6 +267,8 @@ class Evaluator:
         if kind == "weak_scaling_growth":
             return self._epoch_s((case, dpus, "weak"), design) / self._epoch_s((case, low, "weak"), design)
         key = (case, dpus, "weak")
+        if kind in ("speedup_over_cpu", "speedup_over_gpu"):
+            return self.versus_epoch_s[(kind, case)] / self._epoch_s(key, design)
         if kind == "speedup":
             return self.baseline_epoch_s[key] / self._epoch_s(key, design)
         if kind == "energy_per_epoch":

@@ -1,7 +1,13 @@
-"""Study plots (matplotlib, Agg): Pareto front, optimization history, parameter importances, as PNGs."""
+"""Study plots (matplotlib, Agg): Pareto front, optimization history, parameter importances, as PNGs.
+
+The Pareto plot shows every objective: one panel per pair of objectives (three objectives: three panels),
+infeasible designs as grey crosses, feasible ones as blue dots, the front in red and the baseline as a
+black star. A single-objective study gets the distribution of its objective instead.
+"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -9,8 +15,14 @@ from typing import Any
 import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
+from .result import objective_label
 from .space import StudySpec
 from .study import is_feasible
+
+LOG_KINDS = ("time_per_epoch", "energy_per_epoch")
+"""Objectives spanning orders of magnitude: log axes."""
+PANEL_IN = 4.2
+"""Width and height of one panel [inch]."""
 
 
 def write_plots(spec: StudySpec, record: Mapping[str, Any], trials: Sequence[FrozenTrial], out_dir: Path) -> list[Path]:
@@ -24,38 +36,86 @@ def write_plots(spec: StudySpec, record: Mapping[str, Any], trials: Sequence[Fro
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.values]
     feasible = np.array([is_feasible(t) for t in done], dtype=bool)
     values = np.array([t.values for t in done], dtype=float).reshape(len(done), len(spec.objectives))
-    paths = [_front(plt, spec, record, values, feasible, out_dir / "pareto_front.png"),
-             _history(plt, spec, done, values, feasible, out_dir / "history.png"),
-             _importances(plt, record, out_dir / "importances.png")]
-    return paths
+    return [_front(plt, spec, record, values, feasible, out_dir / "pareto_front.png"),
+            _history(plt, spec, done, values, feasible, out_dir / "history.png"),
+            _importances(plt, record, out_dir / "importances.png")]
 
 
 def _label(spec: StudySpec, k: int) -> str:
     o = spec.objectives[k]
-    units = {"time_per_epoch": " [s]", "energy_per_epoch": " [J]", "cost": " [x baseline DPU]"}
-    return f"{o.name}{units.get(o.kind, '')} ({o.direction})"
+    return objective_label(o.name, o.kind, o.direction)
 
 
 def _front(plt: Any, spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasible: np.ndarray,
            path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(7, 5))
-    x, y = (0, 1) if values.shape[1] > 1 else (0, 0)
-    ax.scatter(values[~feasible, x], values[~feasible, y] if y != x else np.arange((~feasible).sum()), s=6,
-               c="0.8", label="infeasible")
-    ax.scatter(values[feasible, x], values[feasible, y] if y != x else np.arange(feasible.sum()), s=8, c="C0",
-               alpha=0.5, label="feasible")
+    k = len(spec.objectives)
+    if k == 1:
+        return _single(plt, spec, record, values, feasible, path)
+    pairs = list(itertools.combinations(range(k), 2))
+    cols = min(len(pairs), 3)
+    rows = -(-len(pairs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(PANEL_IN * cols, PANEL_IN * rows + 0.6), squeeze=False)
     names = [o.name for o in spec.objectives]
-    front = np.array([[d["objectives"][names[x]], d["objectives"][names[y]]] for d in record["front"]])
-    if len(front) and y != x:
-        ax.scatter(front[:, 0], front[:, 1], s=24, c="C3", label="Pareto front")
-        b = record["baseline"]["objectives"]
-        ax.scatter([b[names[x]]], [b[names[y]]], marker="*", s=200, c="k", label=record["baseline"]["hardware"])
-    ax.set_xlabel(_label(spec, x))
-    ax.set_ylabel(_label(spec, y) if y != x else "trial")
-    if spec.objectives[x].kind in ("time_per_epoch", "energy_per_epoch"):
-        ax.set_xscale("log")
-    ax.set_title(f"{spec.name}: {len(values)} designs")
+    front = np.array([[d["objectives"][n] for n in names] for d in record["front"]]).reshape(-1, k)
+    base = record["baseline"]["objectives"]
+    for ax, (x, y) in zip(axes.flat, pairs, strict=False):
+        ax.scatter(values[~feasible, x], values[~feasible, y], s=8, c="0.65", marker="x", linewidths=0.6,
+                   label=f"infeasible ({(~feasible).sum()})")
+        ax.scatter(values[feasible, x], values[feasible, y], s=6, c="C0", alpha=0.35,
+                   label=f"feasible ({feasible.sum()})")
+        if len(front):
+            ax.scatter(front[:, x], front[:, y], s=18, c="C3", label=f"Pareto front ({len(front)})")
+        ax.scatter([base[names[x]]], [base[names[y]]], marker="*", s=220, c="k", zorder=5,
+                   label=record["baseline"]["hardware"])
+        ax.set_xlabel(_label(spec, x), fontsize=8)
+        ax.set_ylabel(_label(spec, y), fontsize=8)
+        if spec.objectives[x].kind in LOG_KINDS:
+            _log_axis(ax.xaxis, ax.set_xscale)
+        if spec.objectives[y].kind in LOG_KINDS:
+            _log_axis(ax.yaxis, ax.set_yscale)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(f"{spec.name}: {len(values)} designs, every pair of objectives", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _log_axis(axis: Any, set_scale: Any) -> None:
+    """A log axis labelled 1, 2, 5, 10, 20, ... in plain numbers (no overlapping 3x10^0 minor labels)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    set_scale("log")
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _single(plt: Any, spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasible: np.ndarray,
+            path: Path) -> Path:
+    """One objective: histograms of the feasible and infeasible designs, best designs and baseline marked."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    v = values[:, 0]
+    log = bool(spec.objectives[0].kind in LOG_KINDS and v.size and np.all(v > 0))
+    bins: Any = 40
+    if log and v.size:
+        bins = np.geomspace(v.min(), v.max() * 1.0001, 41)
+    ax.hist(v[~feasible], bins=bins, color="0.7", label=f"infeasible ({(~feasible).sum()})")
+    ax.hist(v[feasible], bins=bins, color="C0", alpha=0.7, label=f"feasible ({feasible.sum()})")
+    name = spec.objectives[0].name
+    for i, d in enumerate(record["front"]):
+        ax.axvline(d["objectives"][name], c="C3", lw=0.8, label="best designs" if i == 0 else None)
+    ax.axvline(record["baseline"]["objectives"][name], c="k", lw=1.5, ls="--", label=record["baseline"]["hardware"])
+    if log:
+        _log_axis(ax.xaxis, ax.set_xscale)
+    ax.set_xlabel(_label(spec, 0))
+    ax.set_ylabel("designs")
     ax.legend(fontsize=8)
+    ax.set_title(f"{spec.name}: {len(values)} designs")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -66,15 +126,19 @@ def _history(plt: Any, spec: StudySpec, done: Sequence[FrozenTrial], values: np.
              path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4))
     numbers = np.array([t.number for t in done])
+    order = np.argsort(numbers)
+    numbers, values, feasible = numbers[order], values[order], feasible[order]
     sign = 1.0 if spec.directions[0] == "minimize" else -1.0
     v = np.where(feasible, values[:, 0] * sign, np.inf)
-    best = np.minimum.accumulate(v) * sign
+    best = np.minimum.accumulate(v) * sign if len(v) else v
+    ax.scatter(numbers[~feasible], values[~feasible, 0], s=4, c="0.7", marker="x", linewidths=0.5,
+               label="infeasible design")
     ax.scatter(numbers[feasible], values[feasible, 0], s=4, c="C0", alpha=0.3, label="feasible design")
-    ax.plot(numbers, best, c="C3", label="best so far")
+    ax.plot(numbers, best, c="C3", label="best feasible so far")
     ax.set_xlabel("trial")
     ax.set_ylabel(_label(spec, 0))
-    if spec.objectives[0].kind in ("time_per_epoch", "energy_per_epoch"):
-        ax.set_yscale("log")
+    if spec.objectives[0].kind in LOG_KINDS:
+        _log_axis(ax.yaxis, ax.set_yscale)
     ax.legend(fontsize=8)
     ax.set_title(f"{spec.name}: optimization history")
     fig.tight_layout()
@@ -85,12 +149,16 @@ def _history(plt: Any, spec: StudySpec, done: Sequence[FrozenTrial], values: np.
 
 def _importances(plt: Any, record: Mapping[str, Any], path: Path) -> Path:
     imps: Mapping[str, Mapping[str, float]] = record["importances"]
-    fig, axes = plt.subplots(1, max(len(imps), 1), figsize=(5 * max(len(imps), 1), 5), squeeze=False)
+    labels = {name: p["label"] for name, p in record.get("parameters", {}).items()}
+    fig, axes = plt.subplots(1, max(len(imps), 1), figsize=(5.5 * max(len(imps), 1), 5), squeeze=False)
     for ax, (objective, imp) in zip(axes[0], imps.items(), strict=False):
         items = sorted(imp.items(), key=lambda kv: kv[1])
-        ax.barh([k for k, _ in items], [v for _, v in items], color="C0")
-        ax.set_title(f"importance for {objective}", fontsize=9)
+        ax.barh([labels.get(k, k) for k, _ in items], [v for _, v in items], color="C0")
+        ax.set_title(f"importance for {objective} (PED-ANOVA)", fontsize=9)
         ax.tick_params(labelsize=8)
+    if not imps:
+        axes[0][0].text(0.5, 0.5, "fewer than 10 feasible designs: no importances", ha="center", va="center")
+        axes[0][0].set_axis_off()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

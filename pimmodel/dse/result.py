@@ -1,6 +1,11 @@
 """The record of a stored study: trial counts, the feasible Pareto front (or best designs), the baseline,
 and parameter importances. Plain data: the CLI renders it as tables, JSON or plots.
 
+The front is Optuna's own ``study.best_trials`` (non-dominated among the feasible complete trials, as
+optuna-dashboard shows it), with designs that reach the same objective values merged: trials that differ
+only in parameters that do not matter (a link bandwidth without links) or that repeat a design would
+otherwise fill the front with identical rows. Each design lists the trials it stands for.
+
 Importances are PED-ANOVA (Optuna's ``PedAnovaImportanceEvaluator``): how much each parameter's
 distribution differs between the best 10% of feasible designs and all of them, per objective. (fANOVA
 takes about a minute per thousand trials here; PED-ANOVA a fraction of a second.)
@@ -13,33 +18,34 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from .objective import Evaluator
-from .space import StudySpec
+from .space import Parameter, StudySpec
+from .storage import locate
 from .study import constraints_of, is_feasible, stored_trials
 
 BEST_SINGLE = 10
 """Designs listed for a single-objective study."""
+SAME_DIGITS = 9
+"""Objective values equal to this many significant digits are the same design."""
+OBJECTIVE_UNITS = {"time_per_epoch": "s", "energy_per_epoch": "J", "cost": "x baseline DPU", "speedup": "x",
+                   "speedup_over_cpu": "x", "speedup_over_gpu": "x",
+                   "strong_scaling_efficiency": "", "weak_scaling_growth": "x"}
+"""Units of the objective kinds (``objective.py``); '' is a plain ratio."""
 
 
-def pareto_mask(values: np.ndarray, directions: Sequence[str]) -> np.ndarray:
-    """True for the rows of ``values`` (n, k) that no other row dominates."""
-    signs = np.array([1.0 if d == "minimize" else -1.0 for d in directions])
-    v = values * signs
-    keep = np.ones(len(v), dtype=bool)
-    for i in range(len(v)):
-        if not keep[i]:
-            continue
-        dominated = np.all(v <= v[i], axis=1) & np.any(v < v[i], axis=1)
-        if dominated.any():
-            keep[i] = False
-        else:
-            worse = np.all(v >= v[i], axis=1) & np.any(v > v[i], axis=1)
-            keep &= ~worse
-    return keep
+def objective_label(name: str, kind: str, direction: str | None = None) -> str:
+    """'time_per_epoch [s]', with ' (minimize)' when a direction is given: axis and column titles."""
+    unit = OBJECTIVE_UNITS.get(kind, "")
+    label = f"{name} [{unit}]" if unit else name
+    return f"{label} ({direction})" if direction else label
+
+
+def parameter_label(p: Parameter) -> str:
+    """'dpu_clock [MHz]': the study's parameter name with the unit its values are in."""
+    return f"{p.name} [{p.unit}]" if p.unit and p.unit not in ("1", "") else p.name
 
 
 def improvement(value: float, baseline: float, direction: str) -> float:
@@ -49,18 +55,25 @@ def improvement(value: float, baseline: float, direction: str) -> float:
     return baseline / value if direction == "minimize" else value / baseline
 
 
-def front(spec: StudySpec, trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
-    """Feasible, complete trials on the Pareto front (multi-objective) or the best ones (single)."""
-    ok = [t for t in trials if t.state == TrialState.COMPLETE and t.values and is_feasible(t)]
-    if not ok:
+def front(spec: StudySpec, trials: Sequence[FrozenTrial]) -> list[list[FrozenTrial]]:
+    """The feasible designs on the Pareto front (multi-objective; ``study.best_trials``) or the best ones
+    (single objective), each as the trials that reach its objective values (first: the lowest number),
+    ordered by the first objective."""
+    complete = [t for t in trials if t.state == TrialState.COMPLETE and t.values]
+    if not complete:
         return []
-    values = np.array([t.values for t in ok], dtype=float)
+    sign = 1.0 if spec.directions[0] == "minimize" else -1.0
     if len(spec.objectives) == 1:
-        order = np.argsort(values[:, 0] * (1 if spec.directions[0] == "minimize" else -1))
-        return [ok[i] for i in order[:BEST_SINGLE]]
-    mask = pareto_mask(values, spec.directions)
-    chosen = [t for t, m in zip(ok, mask, strict=True) if m]
-    return sorted(chosen, key=lambda t: t.values[0] * (1 if spec.directions[0] == "minimize" else -1))
+        chosen = sorted((t for t in complete if is_feasible(t)), key=lambda t: (sign * t.values[0], t.number))
+    else:
+        study = optuna.create_study(directions=spec.directions)
+        study.add_trials(complete)
+        chosen = sorted(study.best_trials, key=lambda t: (sign * t.values[0], t.number))
+    groups: dict[tuple[float, ...], list[FrozenTrial]] = {}
+    for t in chosen:
+        groups.setdefault(tuple(float(f"{v:.{SAME_DIGITS}g}") for v in t.values), []).append(t)
+    designs = [sorted(g, key=lambda t: t.number) for g in groups.values()]
+    return designs[:BEST_SINGLE] if len(spec.objectives) == 1 else designs
 
 
 def importances(spec: StudySpec, trials: Sequence[FrozenTrial]) -> dict[str, dict[str, float]]:
@@ -105,25 +118,36 @@ def summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None = N
     names = [o.name for o in spec.objectives]
     baseline = dict(zip(names, (float(v) for v in base.values[0]), strict=True))
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
-    best = front(spec, trials)
+    location = locate(storage_url)
     return {
-        "study": spec.name, "storage": storage_url, "description": spec.description,
+        "study": spec.name, "storage": location.shown, "description": spec.description,
         "trials": len(trials), "complete": len(complete), "feasible": sum(1 for t in complete if is_feasible(t)),
-        "objectives": [{"name": o.name, "direction": o.direction, "dpus": o.dpus} for o in spec.objectives],
+        "objectives": [{"name": o.name, "direction": o.direction, "dpus": o.dpus,
+                        "unit": OBJECTIVE_UNITS.get(o.kind, ""), "label": objective_label(o.name, o.kind)}
+                       for o in spec.objectives],
+        "constraints": evaluator.constraint_names,
+        "parameters": {p.name: {"unit": p.unit, "field": p.field, "label": parameter_label(p)}
+                       for p in spec.parameters},
         "workloads": [c.label for c in spec.workloads],
-        "front": [_design(t, spec, baseline) for t in best],
+        "front": [_design(group, spec, baseline, evaluator.constraint_names) for group in front(spec, trials)],
         "baseline": {"hardware": spec.baseline, "objectives": baseline,
                      "epoch_s": dict(zip([c.label for c in spec.workloads], (float(x) for x in base.epoch_s[0]),
                                          strict=True))},
         "importances": importances(spec, trials),
+        "dashboard": location.dashboard_command(),
     }
 
 
-def _design(t: FrozenTrial, spec: StudySpec, baseline: dict[str, float]) -> dict[str, Any]:
+def _design(group: Sequence[FrozenTrial], spec: StudySpec, baseline: dict[str, float],
+            constraint_names: Sequence[str]) -> dict[str, Any]:
+    t = group[0]
     objectives = dict(zip([o.name for o in spec.objectives], (float(v) for v in t.values), strict=True))
+    values = constraints_of(t)
+    names = list(constraint_names) if len(constraint_names) == len(values) else [str(i) for i in range(len(values))]
     return {
         "number": t.number, "params": dict(t.params), "objectives": objectives,
         "improvement": {o.name: improvement(objectives[o.name], baseline[o.name], o.direction)
                         for o in spec.objectives},
-        "constraints": constraints_of(t), "epoch_s": t.user_attrs.get("epoch_s", {}),
+        "constraints": dict(zip(names, values, strict=True)), "epoch_s": t.user_attrs.get("epoch_s", {}),
+        "same_objectives": [other.number for other in group[1:]],
     }

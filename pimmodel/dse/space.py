@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import SpecError, StudyError, suggest
+from ..resources import data_dir
 from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
 from ..specs.hardware import FIELD_BY_NAME
@@ -43,7 +44,8 @@ UNITS: dict[str, float] = {
 Direction = Literal["minimize", "maximize"]
 OBJECTIVES: dict[str, Direction] = {
     "time_per_epoch": "minimize", "strong_scaling_efficiency": "maximize", "weak_scaling_growth": "minimize",
-    "speedup": "maximize", "energy_per_epoch": "minimize", "cost": "minimize", "time_to_target": "minimize",
+    "speedup": "maximize", "energy_per_epoch": "minimize", "cost": "minimize",
+    "speedup_over_cpu": "maximize", "speedup_over_gpu": "maximize", "time_to_target": "minimize",
 }
 """Objective kinds and their directions."""
 SAMPLERS = ("nsga2", "tpe")
@@ -76,6 +78,15 @@ class Parameter:
     def set_for(self, choice: Any) -> dict[str, float]:
         return dict(next((fields for c, fields in self.sets if c == choice), ()))
 
+    def values_of(self, field: str) -> list[float]:
+        """The SI values this parameter can give hardware ``field`` (empty if it does not set it)."""
+        from_sets = [v for _, fields in self.sets for name, v in fields if name == field]
+        if self.field != field or self.sets:
+            return from_sets
+        if self.kind == "choice":
+            return [float(c) * self.scale for c in self.choices]
+        return [self.low * self.scale, self.high * self.scale]
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadCase:
@@ -99,6 +110,9 @@ class Objective:
     dpus: int = 2048
     low_dpus: int = 256
     epochs: int = 1
+    versus: str | None = None
+    """speedup_over_cpu / speedup_over_gpu: the CPU or GPU spec (a name in hardware_specs/cpu|gpu or a TOML file;
+    None: the study's EPYC 7742 pair or A100)."""
     target: float = 0.99
     """time_to_target: the fraction of MA-SGD's stand-in metric after the study's epochs to reach
     (``dse/convergence.py``)."""
@@ -139,11 +153,31 @@ class StudySpec:
     def directions(self) -> list[Direction]:
         return [o.direction for o in self.objectives]
 
+    @property
+    def max_dpus(self) -> int:
+        """The most DPUs any objective runs on."""
+        return max(o.dpus for o in self.objectives)
+
+    def highest(self, field: str) -> float | None:
+        """The largest SI value the search gives hardware ``field``, None if no parameter sets it."""
+        values = [v for p in self.parameters for v in p.values_of(field)]
+        return max(values) if values else None
+
 
 # ---------------------------------------------------------------- loading
+def study_names() -> list[str]:
+    """The studies shipped with pimmodel (``pimmodel/data/studies/*.toml``), by name."""
+    return sorted(p.stem for p in data_dir("studies").glob("*.toml"))
+
+
 def load_study(path: str | Path) -> StudySpec:
-    """Read and validate a study file (one-line ``StudyError`` for anything wrong)."""
+    """Read and validate a study file, or a shipped study by name (one-line ``StudyError`` for anything wrong)."""
     p = Path(path)
+    if not p.exists() and p.suffix != ".toml" and p.name == str(path) and str(path) in study_names():
+        p = data_dir("studies") / f"{path}.toml"
+    elif not p.exists() and p.suffix != ".toml" and p.name == str(path):
+        raise StudyError(f"no study file {str(path)!r} and no shipped study of that name"
+                         f"{suggest(str(path), study_names())}")
     try:
         data = read_toml(p, "study")
     except SpecError as exc:
@@ -195,7 +229,21 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
         raise StudyError(f"{origin}: [parameters] is empty; give at least one hardware parameter to search")
     if spec.view not in ("wall", "breakdown"):
         raise StudyError(f"{origin}: view must be 'wall' or 'breakdown', got {spec.view!r}")
+    _check_dpus(spec, base_spec.dpus_available, origin)
     return spec
+
+
+def _check_dpus(spec: StudySpec, baseline_dpus: int, origin: str) -> None:
+    """The objectives' DPU count must exist: on the baseline, or in the searched ``dpus_available`` range."""
+    need = spec.max_dpus
+    searched = spec.highest("dpus_available")
+    if searched is None and need > baseline_dpus:
+        raise StudyError(f"{origin}: an objective runs on {need:,} DPUs but the baseline {spec.baseline} has "
+                         f"{baseline_dpus:,}; use dpus <= {baseline_dpus:,}, or search dpus_available (e.g. dpus = "
+                         f"{{ field = \"dpus_available\", low = {baseline_dpus}, high = {need} }})")
+    if searched is not None and need > searched:
+        raise StudyError(f"{origin}: an objective runs on {need:,} DPUs but the search gives dpus_available at most "
+                         f"{searched:,.0f}; raise its upper bound to {need:,} or lower the objective's dpus")
 
 
 def _int(value: Any, key: str, origin: str) -> int:
@@ -240,7 +288,7 @@ def _objectives(raw: Any, origin: str) -> tuple[Objective, ...]:
     for item in items:
         if not isinstance(item, Mapping):
             raise StudyError(f"{origin}: each [[objective]] must be a table")
-        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs", "target"}, f"{origin} [[objective]]")
+        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs", "versus", "target"}, f"{origin} [[objective]]")
         kind = str(item.get("kind", ""))
         if kind not in OBJECTIVES:
             raise StudyError(f"{origin}: unknown objective kind {kind!r}{suggest(kind, OBJECTIVES)}")
@@ -249,13 +297,25 @@ def _objectives(raw: Any, origin: str) -> tuple[Objective, ...]:
             raise StudyError(f"{origin}: objective {kind}: target must be a fraction in (0, 1], got {target!r}")
         obj = Objective(kind, _int(item.get("dpus", 2048), "dpus", origin),
                         _int(item.get("low_dpus", 256), "low_dpus", origin),
-                        _int(item.get("epochs", 1), "epochs", origin), float(target))
+                        _int(item.get("epochs", 1), "epochs", origin), _versus(kind, item.get("versus"), origin),
+                        float(target))
         if obj.low_dpus >= obj.dpus:
             raise StudyError(f"{origin}: objective {kind}: low_dpus must be below dpus")
         out.append(obj)
     if len({o.kind for o in out}) != len(out):
         raise StudyError(f"{origin}: each objective kind may appear once")
     return tuple(out)
+
+
+def _versus(kind: str, value: Any, origin: str) -> str | None:
+    if value is None:
+        return None
+    if not kind.startswith("speedup_over_"):
+        raise StudyError(f"{origin}: objective {kind}: 'versus' names the CPU or GPU of speedup_over_cpu / "
+                         "speedup_over_gpu only; remove it")
+    if not isinstance(value, str) or not value:
+        raise StudyError(f"{origin}: objective {kind}: versus must be a spec name or TOML file, got {value!r}")
+    return value
 
 
 def _constraints(table: Mapping[str, Any], origin: str) -> Constraints:

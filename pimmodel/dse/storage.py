@@ -1,36 +1,240 @@
-"""Study storage: any Optuna storage URL, with a fast batched path for relational databases.
+"""Study storage through Optuna's public storage API only, correct with many writers.
 
-Optuna's RDB storage writes every parameter of every trial in its own transaction (about 30 commits per
-trial here), which caps a study at a few hundred trials per minute. A DSE batch is evaluated in one
-vectorized call, so ``TrialStore`` writes a whole batch of finished trials in ONE transaction into
-Optuna's own schema (the tables ``optuna.storages.RDBStorage`` creates; numbers assigned as Optuna does,
-under the writer lock), and reads back only the trials added since it last looked. The database stays
-a normal Optuna study: ``optuna.load_study``, the dashboard and ``pimmodel explore show`` read it.
-SQLite files are opened in WAL mode with ``synchronous=NORMAL``: a committed batch survives the process
-being killed, and several worker processes can write one file. Other storages (``journal:///path``
-for Optuna's journal file) go through Optuna's public API.
+Two kinds of URL:
+
+- ``journal://PATH`` (the default, ``journal://pimmodel-studies.log`` in the current directory): Optuna's
+  ``JournalStorage`` on one append-only file. ``journal:///abs/path.log`` is absolute,
+  ``journal://rel/path.log`` relative to the current directory. Writers on one machine or on a shared
+  file system append under Optuna's file lock; each finished trial is one line, so a batch of 100 trials
+  costs about 100 appends (hundreds of trials per second).
+- any URL Optuna's ``RDBStorage`` takes: ``sqlite:///file.db``, ``postgresql+psycopg://user@host/db``
+  (``pip install 'pimmodel[postgres]'``), ``mysql+pymysql://...``. Each trial goes through Optuna's own
+  ``create_new_trial``, which numbers it under a lock on the study row (the fix of optuna issue 1488): much
+  slower than a journal file (about 3 SQL statements per parameter and 2 per value or attribute, some 70
+  for a scalable-pim trial; tens of trials per second for all writers together), but correct with any
+  number of writers on any number of machines.
+
+``TrialStore`` writes a batch of finished trials with ``create_new_trial(template_trial=...)`` and reads
+the trials other writers added by trial number (``get_trial_id_from_study_id_trial_number``): numbers are
+dense and assigned in commit order under Optuna's lock, so "the next number does not exist yet" means
+"nothing newer is committed". No ``optuna.storages._*`` module is imported, and nothing here knows
+Optuna's table layout.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sqlite3
+import stat
 import time
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import optuna
-from optuna.distributions import json_to_distribution
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import StudyError
 
+JOURNAL_PREFIX = "journal://"
+DEFAULT_STORAGE = "journal://pimmodel-studies.log"
+"""A journal file in the current directory."""
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+CREATE_RETRIES = 5
+EXAMPLES = "journal://studies.log, sqlite:///studies.db or postgresql+psycopg://user@host/db"
 _PRAGMAS_INSTALLED = False
 
 
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a storage URL keeps its data: the URL, its kind and, for files, the file."""
+
+    url: str
+    kind: str
+    """"journal" or "rdb"."""
+    path: Path | None
+    """The journal file or SQLite database (absolute); None for database servers."""
+
+    @property
+    def shown(self) -> str:
+        """The URL for messages: files absolute, passwords hidden."""
+        if self.kind == "journal" and self.path is not None:
+            return f"{JOURNAL_PREFIX}{self.path}"
+        if self.path is not None:
+            return f"sqlite:///{self.path}"
+        return _hide_password(self.url)
+
+    def dashboard_command(self) -> str:
+        """The shell command that opens optuna-dashboard on this storage."""
+        target = str(self.path) if self.kind == "journal" else self.shown
+        return f"optuna-dashboard {_quote(target)}"
+
+
+def locate(url: str) -> Location:
+    """Parse and check a storage URL without opening it (one-line StudyError for anything wrong)."""
+    if url.startswith(JOURNAL_PREFIX):
+        raw = url[len(JOURNAL_PREFIX):]
+        if not raw:
+            raise StudyError(f"storage {url!r} names no file; use e.g. journal://studies.log")
+        return Location(url, "journal", _absolute(raw))
+    if "://" not in url:
+        raise StudyError(f"storage {url!r} is not a URL; use e.g. {EXAMPLES}")
+    if url.startswith("sqlite:"):
+        raw = url.split("://", 1)[1].removeprefix("/").split("?", 1)[0]
+        if raw in ("", ":memory:"):
+            raise StudyError(f"storage {url!r} is an in-memory database that is lost at exit; "
+                             "give a file, e.g. sqlite:///studies.db")
+        return Location(url, "rdb", _absolute(raw))
+    return Location(url, "rdb", None)
+
+
+def _absolute(raw: str) -> Path:
+    return Path(os.path.abspath(os.path.expanduser(raw)))
+
+
+def check_file(location: Location, must_exist: bool) -> None:
+    """A storage file must be a regular file in an existing directory (``journal:///dev/full`` would
+    otherwise be read as an endless line until memory runs out)."""
+    path = location.path
+    if path is None:
+        return
+    if path.exists():
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            example = "journal://studies.log" if location.kind == "journal" else "sqlite:///studies.db"
+            raise StudyError(f"storage {location.shown}: {path} is {what}; give the path of a file, e.g. {example}")
+        if not must_exist and not os.access(path, os.R_OK | os.W_OK):
+            raise StudyError(f"storage {location.shown}: {path} is not readable and writable by this user")
+        return
+    if must_exist:
+        raise StudyError(f"no storage at {location.shown}; run 'pimmodel explore STUDY.toml --storage "
+                         f"{location.url}' first, or check the path")
+    if not path.parent.is_dir():
+        raise StudyError(f"storage {location.shown}: directory {path.parent} does not exist; create it "
+                         "or choose another path")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise StudyError(f"storage {location.shown}: cannot create files in {path.parent}")
+
+
+def open_storage(url: str, must_exist: bool = False) -> optuna.storages.BaseStorage:
+    """An Optuna storage for ``url``. ``must_exist`` (``explore show``, which only reads): a missing file is
+    an error, not a new empty storage, and a journal is not repaired. A malformed URL, an unreachable
+    database or a missing driver is a one-line StudyError."""
+    location = locate(url)
+    check_file(location, must_exist)
+    if location.kind == "journal":
+        return _open_journal(location, writing=not must_exist)
+    return _open_rdb(location)
+
+
+def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStorage:
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    with storage_errors(location):
+        if writing:
+            _drop_partial_record(location)
+        try:
+            return JournalStorage(JournalFileBackend(str(location.path)))
+        except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
+            raise StudyError(f"storage {location.shown} is not an Optuna journal file ({_reason(exc)}); "
+                             "give another file") from None
+
+
+def _open_rdb(location: Location) -> optuna.storages.BaseStorage:
+    """Optuna's RDBStorage. Processes that open a fresh database at the same moment race to create
+    Optuna's tables; the loser sees "already exists" and simply opens again."""
+    _install_sqlite_pragmas()
+    for attempt in range(CREATE_RETRIES):
+        try:
+            return optuna.storages.RDBStorage(location.url, heartbeat_interval=None)
+        except Exception as exc:  # sqlalchemy raises many kinds: bad dialect, driver missing, unreachable
+            reason = _reason(exc)
+            if attempt + 1 < CREATE_RETRIES and ("already exists" in reason or "duplicate key" in reason):
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            hint = ""
+            if isinstance(exc, ImportError) or type(exc).__name__ == "NoSuchModuleError":
+                hint = "; install the database driver, e.g. pip install 'pimmodel[postgres]' for postgresql+psycopg://"
+            raise StudyError(f"cannot open storage {location.shown}: {reason}{hint}") from None
+    raise AssertionError("unreachable")
+
+
+def _drop_partial_record(location: Location) -> None:
+    """Cut an unfinished last line (a write that failed on a full disk) off the journal, under Optuna's
+    lock file: every writer appends whole lines under that lock, so a last line without its newline is
+    never still being written, and a later append would otherwise glue a record to it and make the file
+    unreadable."""
+    from optuna.storages.journal import JournalFileSymlinkLock
+
+    path = location.path
+    if path is None or not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+    lock = JournalFileSymlinkLock(str(path))
+    lock.acquire()
+    try:
+        with path.open("r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            end = size
+            while end > 0:
+                start = max(0, end - 65536)
+                f.seek(start)
+                newline = f.read(end - start).rfind(b"\n")
+                if newline >= 0:
+                    end = start + newline + 1
+                    break
+                end = start
+            if end < size:
+                f.truncate(end)
+    finally:
+        lock.release()
+
+
+@contextmanager
+def storage_errors(location: Location) -> Iterator[None]:
+    """Turn the I/O and database errors of a storage call into one-line StudyErrors."""
+    try:
+        yield
+    except StudyError:
+        raise
+    except OSError as exc:
+        raise StudyError(f"cannot write to storage {location.shown}: {exc.strerror or _reason(exc)}; "
+                         "free space or choose another --storage, then re-run to resume") from None
+    except optuna.exceptions.StorageInternalError as exc:
+        raise StudyError(f"storage {location.shown} failed: {_reason(exc)}") from None
+    except Exception as exc:
+        if type(exc).__module__.startswith("sqlalchemy"):
+            raise StudyError(f"storage {location.shown} failed: {_reason(exc)}") from None
+        raise
+
+
+def _reason(exc: BaseException) -> str:
+    return _hide_password(" ".join(str(exc).split()))[:200] or type(exc).__name__
+
+
+def _hide_password(text: str) -> str:
+    """``user:secret@host`` -> ``user:***@host`` (URLs end up in messages and JSON records)."""
+    import re
+
+    return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", text)
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
 def _install_sqlite_pragmas() -> None:
+    """SQLite files in WAL mode with ``synchronous=NORMAL`` and a busy timeout: several worker processes
+    can write one file, and a committed trial survives the process being killed (SQLAlchemy's public
+    connect event; Optuna's engine is otherwise untouched)."""
     global _PRAGMAS_INSTALLED
     if _PRAGMAS_INSTALLED:
         return
@@ -49,157 +253,73 @@ def _install_sqlite_pragmas() -> None:
     _PRAGMAS_INSTALLED = True
 
 
-def open_storage(url: str) -> optuna.storages.BaseStorage:
-    """An Optuna storage for ``url``; a malformed URL or unreachable database is a one-line StudyError."""
-    if url.startswith("journal:///"):
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
-
-        return JournalStorage(JournalFileBackend(url[len("journal:///") - 1:]))
-    if "://" not in url:
-        raise StudyError(f"storage {url!r} is not a URL; use e.g. sqlite:///studies.db, "
-                         "postgresql://user@host/db or journal:///path/to/file.log")
-    _install_sqlite_pragmas()
-    try:
-        return optuna.storages.RDBStorage(url, heartbeat_interval=None, skip_compatibility_check=False)
-    except Exception as exc:  # sqlalchemy raises many kinds: bad dialect, driver missing, unreachable
-        reason = " ".join(str(exc).split())[:200]
-        raise StudyError(f"cannot open storage {url!r}: {reason}") from None
-
-
 class TrialStore:
-    """Batched trial writes and incremental reads for one study in one storage."""
+    """One study in one storage: batched writes of finished trials and incremental reads of the trials
+    other writers added, both through Optuna's public storage API."""
 
-    def __init__(self, storage: optuna.storages.BaseStorage, study_id: int) -> None:
+    def __init__(self, storage: optuna.storages.BaseStorage, study_id: int, location: Location) -> None:
         self.storage = storage
         self.study_id = study_id
-        self.engine = getattr(storage, "engine", None)
-        self._last_trial_id = -1
-        self._last_number = -1
+        self.location = location
+        self._next_number: int | None = None
+        """The first trial number not read yet (None: nothing read yet)."""
+        self._pending: set[int] = set()
+        """Numbers of trials read while still running (another client's), read again until finished."""
+        self._own: set[int] = set()
+        """Trial ids this store wrote that the number scan has not passed yet."""
 
-    # ------------------------------------------------------------ writes
-    def append(self, trials: Sequence[FrozenTrial]) -> None:
-        """Persist finished trials (one transaction on relational databases)."""
-        if not trials:
-            return
-        if self.engine is None:
-            for t in trials:
-                self.storage.create_new_trial(self.study_id, template_trial=t)
-            return
-        for attempt in range(8):
-            try:
-                with self.engine.begin() as conn:
-                    self._insert(conn, trials)
-                return
-            except Exception as exc:  # database locked / deadlock: retry like Optuna does
-                if attempt == 7 or "locked" not in str(exc).lower() and "deadlock" not in str(exc).lower():
-                    raise
-                time.sleep(0.05 * (attempt + 1))
-
-    def _insert(self, conn: Any, trials: Sequence[FrozenTrial]) -> None:
-        from optuna.storages._rdb import models
-        from sqlalchemy import func, insert, select
-
-        t_trials = models.TrialModel.__table__
-        now = datetime.now(UTC).replace(tzinfo=None)
+    def append(self, trials: Sequence[FrozenTrial]) -> list[int]:
+        """Persist finished trials; Optuna numbers each one under its lock. Returns their trial ids."""
         ids = []
-        for t in trials:
-            start = _utc(t.datetime_start) or now
-            res = conn.execute(insert(t_trials).values(study_id=self.study_id, number=None, state=t.state,
-                                                       datetime_start=start,
-                                                       datetime_complete=_utc(t.datetime_complete) or now))
-            ids.append(int(res.inserted_primary_key[0]))
-        base = conn.execute(select(func.count()).select_from(t_trials).where(
-            t_trials.c.study_id == self.study_id, t_trials.c.trial_id < ids[0])).scalar_one()
-        from sqlalchemy import update
+        with storage_errors(self.location):
+            for t in trials:
+                ids.append(self.storage.create_new_trial(self.study_id, template_trial=t))
+        self._own.update(ids)
+        return ids
 
-        conn.execute(update(t_trials).where(t_trials.c.trial_id.in_(ids)).values(
-            number=t_trials.c.trial_id - ids[0] + base))
-        params, values, user, system = [], [], [], []
-        for trial_id, t in zip(ids, trials, strict=True):
-            for name, value in t.params.items():
-                dist = t.distributions[name]
-                params.append({"trial_id": trial_id, "param_name": name, "param_value": dist.to_internal_repr(value),
-                               "distribution_json": optuna.distributions.distribution_to_json(dist)})
-            for k, v in enumerate(t.values or []):
-                stored, kind = models.TrialValueModel.value_to_stored_repr(v)
-                values.append({"trial_id": trial_id, "objective": k, "value": stored, "value_type": kind})
-            user += [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)} for k, v in t.user_attrs.items()]
-            system += [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
-                       for k, v in t.system_attrs.items()]
-        for model, rows in ((models.TrialParamModel, params), (models.TrialValueModel, values),
-                            (models.TrialUserAttributeModel, user), (models.TrialSystemAttributeModel, system)):
-            if rows:
-                conn.execute(insert(model.__table__), rows)
+    def read_all(self) -> list[FrozenTrial]:
+        """All finished trials in number order, in one bulk read; later ``read_new`` calls continue after
+        them. A study whose numbers are not 0..n-1 (written by pimmodel <= 0.1 with several workers,
+        which numbered trials without Optuna's lock) is refused."""
+        with storage_errors(self.location):
+            trials = self.storage.get_all_trials(self.study_id, deepcopy=False)
+        numbers = sorted(t.number for t in trials)
+        if numbers != list(range(len(numbers))):
+            repeated = len(numbers) - len(set(numbers))
+            raise StudyError(f"study in {self.location.shown} has {repeated} repeated trial numbers among "
+                             f"{len(numbers)} trials (written without Optuna's lock by an older pimmodel); "
+                             "start a new study name")
+        self._next_number = len(trials)
+        self._pending = {t.number for t in trials if not t.state.is_finished()}
+        self._own.clear()
+        return sorted((t for t in trials if t.state.is_finished()), key=lambda t: t.number)
 
-    # ------------------------------------------------------------ reads
     def read_new(self) -> list[FrozenTrial]:
-        """Finished trials added since the last call (all of them on the first call), in number order."""
-        if self.engine is None:
-            trials = [t for t in self.storage.get_all_trials(self.study_id, deepcopy=False, states=FINISHED)
-                      if t.number > self._last_number]
-            if trials:
-                self._last_number = max(t.number for t in trials)
-            return sorted(trials, key=lambda t: t.number)
-        with self.engine.connect() as conn:
-            trials = self._select(conn)
-        if trials:
-            self._last_trial_id = max(t._trial_id for t in trials)
-        return trials
-
-    def _select(self, conn: Any) -> list[FrozenTrial]:
-        from optuna.storages._rdb import models
-        from sqlalchemy import select
-
-        tt = models.TrialModel.__table__
-        rows = conn.execute(select(tt).where(tt.c.study_id == self.study_id, tt.c.trial_id > self._last_trial_id,
-                                             tt.c.state.in_([s.name for s in FINISHED]))
-                            .order_by(tt.c.trial_id)).mappings().all()
-        if not rows:
-            return []
-        ids = [r["trial_id"] for r in rows]
-        low, high = min(ids), max(ids)
-        parts: dict[str, dict[int, list[Any]]] = {}
-        for name, model in (("params", models.TrialParamModel), ("values", models.TrialValueModel),
-                            ("user", models.TrialUserAttributeModel), ("system", models.TrialSystemAttributeModel)):
-            table = model.__table__
-            bucket: dict[int, list[Any]] = {}
-            for r in conn.execute(select(table).where(table.c.trial_id >= low, table.c.trial_id <= high)).mappings():
-                bucket.setdefault(r["trial_id"], []).append(r)
-            parts[name] = bucket
-        return [_frozen(r, parts) for r in rows]
-
-
-def _frozen(row: Any, parts: dict[str, dict[int, list[Any]]]) -> FrozenTrial:
-    from optuna.storages._rdb import models
-
-    tid = row["trial_id"]
-    params, dists = {}, {}
-    for p in parts["params"].get(tid, []):
-        dist = json_to_distribution(p["distribution_json"])
-        dists[p["param_name"]] = dist
-        params[p["param_name"]] = dist.to_external_repr(p["param_value"])
-    vals = sorted(parts["values"].get(tid, []), key=lambda v: v["objective"])
-    values = [models.TrialValueModel.stored_repr_to_value(v["value"], _value_type(v["value_type"])) for v in vals]
-    state = row["state"] if isinstance(row["state"], TrialState) else TrialState[str(row["state"])]
-    return FrozenTrial(
-        number=int(row["number"]), state=state, value=None, values=values or None,
-        datetime_start=_local(row["datetime_start"]), datetime_complete=_local(row["datetime_complete"]),
-        params=params, distributions=dists,
-        user_attrs={a["key"]: json.loads(a["value_json"]) for a in parts["user"].get(tid, [])},
-        system_attrs={a["key"]: json.loads(a["value_json"]) for a in parts["system"].get(tid, [])},
-        intermediate_values={}, trial_id=tid)
-
-
-def _value_type(raw: Any) -> Any:
-    from optuna.storages._rdb import models
-
-    kinds = models.TrialValueModel.TrialValueType
-    return raw if isinstance(raw, kinds) else kinds[str(raw)]
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC).replace(tzinfo=None)
-
-
-def _local(value: datetime | None) -> datetime | None:
-    return None if value is None else value.replace(tzinfo=UTC).astimezone().replace(tzinfo=None)
+        """Finished trials added by others since the last read (all of them on the first call), in
+        number order; the trials this store wrote are skipped."""
+        if self._next_number is None:
+            return self.read_all()
+        out = []
+        with storage_errors(self.location):
+            for number in sorted(self._pending):
+                trial = self.storage.get_trial(
+                    self.storage.get_trial_id_from_study_id_trial_number(self.study_id, number))
+                if trial.state.is_finished():
+                    self._pending.discard(number)
+                    out.append(trial)
+            while True:
+                try:
+                    trial_id = self.storage.get_trial_id_from_study_id_trial_number(self.study_id,
+                                                                                    self._next_number)
+                except KeyError:
+                    break
+                self._next_number += 1
+                if trial_id in self._own:
+                    self._own.discard(trial_id)
+                    continue
+                trial = self.storage.get_trial(trial_id)
+                if trial.state.is_finished():
+                    out.append(trial)
+                else:
+                    self._pending.add(trial.number)
+        return sorted(out, key=lambda t: t.number)

@@ -1,35 +1,52 @@
-"""Optuna wiring: run a study (resumable, seeded, several local worker processes), summarize it.
+"""Optuna wiring: run a study (resumable, seeded, several worker processes or machines), read it back.
 
-The sampler runs on an in-memory shadow of the study: each batch of ``spec.batch`` trials is asked
-from it, scored in one vectorized pass (``objective.Evaluator``), told back, then written to the
-persistent storage in one transaction (``storage.TrialStore``). Before each batch the shadow takes in the
-trials other workers wrote, so N processes on one storage share what they learn; each writes only its
-own trials (no duplicates). Re-running with the same study name resumes it: the stored trials seed the
-sampler and the trial budget counts new trials. A trial counts once its batch is committed.
+The sampler runs on an in-memory shadow of the study: each batch of ``spec.batch`` trials is asked from
+it, scored in one vectorized pass (``objective.Evaluator``), told back, then written to the persistent
+storage (``storage.TrialStore``, Optuna's public API). Before each batch the shadow takes in the trials
+other writers stored, so N processes on one storage, on one machine or many, share what they learn; each
+writes only its own trials. A trial counts once it is stored.
+
+Re-running a study name resumes it only when its definition (baseline, workloads, objectives,
+constraints, parameters) is unchanged; the stored trials seed the sampler and the trial budget counts new
+trials. Stored studies are dashboard-ready: objective names are the study's metric names, constraint
+values are stored the way Optuna's samplers store them (the ``constraints`` list that ``best_trials``
+and optuna-dashboard read), and the constraint names are a study user attribute.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import multiprocessing
 import os
+import signal
+import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import numpy as np
 import optuna
 from optuna.trial import BaseTrial, FrozenTrial, TrialState
 
-from ..errors import StudyError
+from ..errors import PimModelError, StudyError
 from .objective import Evaluator
-from .space import Parameter, StudySpec, load_study
-from .storage import TrialStore, open_storage
+from .space import Parameter, StudySpec
+from .storage import DEFAULT_STORAGE, Location, TrialStore, locate, open_storage, storage_errors
 
-DEFAULT_STORAGE = "sqlite:///pimmodel-studies.db"
-"""An SQLite file in the current directory."""
 Progress = Callable[[int, float | None], None]
+"""Called after each stored batch with the trials stored by this run so far and the best feasible value
+of the first objective (None: no feasible design yet)."""
+Opened = Callable[["OpenedStudy", "int | None"], None]
+"""Called once the study is open, with the number of trials already stored (None: not counted)."""
+CONSTRAINTS_KEY = "constraints"
+"""The trial system attribute Optuna's samplers (``constraints_func``) and optuna-dashboard read: a list
+of constraint values, feasible when all are <= 0."""
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -38,10 +55,24 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 class RunResult:
     study: str
     storage: str
+    """The storage as shown to users (absolute file path, no password)."""
     added: int
+    """New trials stored by this run."""
     elapsed_s: float
+    interrupted: bool = False
+    """Stopped early on request (Ctrl-C); every counted trial is stored."""
 
 
+@dataclass(frozen=True, slots=True)
+class OpenedStudy:
+    study: optuna.Study
+    store: TrialStore
+    location: Location
+    existed: bool
+    """The study was in the storage before (this run resumes it)."""
+
+
+# ---------------------------------------------------------------- trials
 def suggest(trial: BaseTrial, parameters: Sequence[Parameter]) -> dict[str, Any]:
     """Ask ``trial`` for every parameter (values in the study's units)."""
     out: dict[str, Any] = {}
@@ -56,103 +87,206 @@ def suggest(trial: BaseTrial, parameters: Sequence[Parameter]) -> dict[str, Any]
 
 
 def objective_function(evaluator: Evaluator) -> Callable[[BaseTrial], tuple[float, ...]]:
-    """A classic one-trial Optuna objective (for ``study.optimize`` and ``FixedTrial``); it stores the
-    constraint values in the trial's user attribute ``constraints``."""
+    """A classic one-trial Optuna objective (for ``study.optimize`` and ``FixedTrial``); it sets the
+    trial's named constraints."""
 
     def objective(trial: BaseTrial) -> tuple[float, ...]:
         scores = evaluator.evaluate([suggest(trial, evaluator.parameters)])
-        set_constraints(trial, evaluator.constraint_names, scores.constraints[0])
+        for name, value in zip(evaluator.constraint_names, scores.constraints[0], strict=True):
+            trial.set_constraint(name, float(value))
         return tuple(float(v) for v in scores.values[0])
 
     return objective
 
 
-_NAMED_CONSTRAINTS = hasattr(optuna.trial.Trial, "set_constraint")
-"""Optuna >= 5 stores named constraints on the trial; older versions take a sampler constraints_func."""
-
-
-def set_constraints(trial: BaseTrial, names: Sequence[str], values: Sequence[float]) -> None:
-    if _NAMED_CONSTRAINTS:
-        for name, value in zip(names, values, strict=True):
-            trial.set_constraint(name, float(value))
-    else:
-        trial.set_user_attr("constraints", [float(v) for v in values])
-
-
 def constraints_of(trial: FrozenTrial) -> list[float]:
-    """A finished trial's constraint values (<= 0 is feasible)."""
-    named = getattr(trial, "constraints", None)
-    if isinstance(named, dict):
-        return [float(v) for v in named.values()]
-    return [float(v) for v in trial.user_attrs.get("constraints", [])]
+    """A finished trial's constraint values (<= 0 is feasible), in either of Optuna's two formats."""
+    return [float(v) for v in trial.constraints.values()]
 
 
 def is_feasible(trial: FrozenTrial) -> bool:
     return all(c <= 0 for c in constraints_of(trial))
 
 
+def stored_form(trial: FrozenTrial) -> FrozenTrial:
+    """``trial`` as it is written: its named constraints (``constraints:NAME``, which optuna-dashboard does
+    not read) become the ``constraints`` list, in the order of the study's ``constraint_names``."""
+    system = {k: v for k, v in trial.system_attrs.items() if not k.startswith(f"{CONSTRAINTS_KEY}:")}
+    if trial.constraints:
+        system[CONSTRAINTS_KEY] = [float(v) for v in trial.constraints.values()]
+    return FrozenTrial(number=trial.number, state=trial.state, value=None, values=trial.values,
+                       datetime_start=trial.datetime_start, datetime_complete=trial.datetime_complete,
+                       params=trial.params, distributions=trial.distributions, user_attrs=trial.user_attrs,
+                       system_attrs=system, intermediate_values={}, trial_id=0)
+
+
 def make_sampler(spec: StudySpec, seed: int | None) -> optuna.samplers.BaseSampler:
-    extra: dict[str, Any] = {} if _NAMED_CONSTRAINTS else {"constraints_func": constraints_of}
     if spec.sampler == "nsga2":
-        return optuna.samplers.NSGAIISampler(population_size=max(spec.batch, 20), seed=seed, **extra)
-    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=spec.batch, **extra)
+        return optuna.samplers.NSGAIISampler(population_size=max(spec.batch, 20), seed=seed)
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=spec.batch)
 
 
-def open_study(spec: StudySpec, storage_url: str) -> tuple[optuna.Study, TrialStore]:
-    """Create or load the stored study; refuse one whose objectives differ."""
+# ---------------------------------------------------------------- the study's definition
+def definition(spec: StudySpec) -> dict[str, Any]:
+    """What the study's trials mean: baseline, view, workloads, objectives, constraints, parameters. The
+    name, budget, seed, batch, sampler and description are left out: changing them does not change what a
+    stored trial says."""
+    raw = {"baseline": spec.baseline, "view": spec.view,
+           "workloads": [dataclasses.asdict(c) for c in spec.workloads],
+           "objectives": [dataclasses.asdict(o) for o in spec.objectives],
+           "constraints": dataclasses.asdict(spec.constraints),
+           "parameters": {p.name: dataclasses.asdict(p) for p in spec.parameters}}
+    return dict(json.loads(json.dumps(raw)))
+
+
+def fingerprint(defn: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(defn, sort_keys=True).encode()).hexdigest()
+
+
+def _changes(stored: dict[str, Any], current: dict[str, Any]) -> str:
+    """The parts of a definition that differ, e.g. 'parameters dpu_clock, wram; constraints'."""
+    parts = []
+    for key in sorted(set(stored) | set(current)):
+        a, b = stored.get(key), current.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict) and key == "parameters":
+            names = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
+            parts.append(f"parameters {', '.join(names)}")
+        else:
+            parts.append(key)
+    return "; ".join(parts) or "unknown"
+
+
+# ---------------------------------------------------------------- opening
+def open_study(spec: StudySpec, storage_url: str, resume_anyway: bool = False,
+               evaluator: Evaluator | None = None) -> OpenedStudy:
+    """Create the stored study, or load it when its definition is unchanged (or ``resume_anyway``)."""
+    location = locate(storage_url)
     storage = open_storage(storage_url)
+    with storage_errors(location):
+        try:
+            storage.get_study_id_from_name(spec.name)
+            existed = True
+        except KeyError:
+            existed = False
+        try:
+            study = optuna.create_study(study_name=spec.name, storage=storage, directions=spec.directions,
+                                        load_if_exists=True)
+        except ValueError as exc:
+            raise StudyError(f"study {spec.name!r} in {location.shown}: {exc}") from None
+        if existed:
+            _check_definition(spec, study, location, resume_anyway)
+        _describe(spec, study, evaluator or Evaluator(spec))
+        study_id = storage.get_study_id_from_name(spec.name)
+    return OpenedStudy(study, TrialStore(storage, study_id, location), location, existed)
+
+
+def _check_definition(spec: StudySpec, study: optuna.Study, location: Location, resume_anyway: bool) -> None:
     names = [o.name for o in spec.objectives]
-    try:
-        study = optuna.create_study(study_name=spec.name, storage=storage, directions=spec.directions,
-                                    load_if_exists=True)
-    except ValueError as exc:
-        raise StudyError(f"study {spec.name!r} in {storage_url}: {exc}") from None
-    stored = study.user_attrs.get("objectives")
-    if stored is None:
+    attrs = study.user_attrs
+    stored_names = attrs.get("objectives", names)
+    directions = [d.name.lower() for d in study.directions]
+    if stored_names != names or directions != spec.directions:
+        raise StudyError(f"study {spec.name!r} in {location.shown} has objectives {stored_names}, the study file "
+                         f"{names}; give the study a new name in [study] or use another --storage")
+    stored = attrs.get("definition")
+    current = definition(spec)
+    if stored is None or stored == current or resume_anyway:
+        return
+    raise StudyError(f"study {spec.name!r} in {location.shown} was defined differently ({_changes(stored, current)}"
+                     " changed); give the study a new name in [study], or pass --resume-anyway to add these "
+                     "trials to it")
+
+
+def _describe(spec: StudySpec, study: optuna.Study, evaluator: Evaluator) -> None:
+    """Name the objectives (optuna-dashboard's axis titles) and record the definition, once."""
+    names = [o.name for o in spec.objectives]
+    attrs = study.user_attrs
+    defn = definition(spec)
+    if attrs.get("definition") is None:
+        study.set_user_attr("definition", defn)
+        study.set_user_attr("definition_sha256", fingerprint(defn))
         study.set_user_attr("objectives", names)
+        study.set_user_attr("constraint_names", evaluator.constraint_names)
         study.set_user_attr("parameters", [p.name for p in spec.parameters])
-    elif stored != names or [d.name.lower() for d in study.directions] != spec.directions:
-        raise StudyError(f"study {spec.name!r} in {storage_url} has objectives {stored}, the study file {names}; "
-                         "rename the study or use another --storage")
-    return study, TrialStore(storage, study._study_id)
+    if study.metric_names != names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(names)
 
 
+def stored_trials(spec: StudySpec, storage_url: str) -> list[FrozenTrial]:
+    """All finished trials of the stored study, in number order; a missing storage or study is an error."""
+    location = locate(storage_url)
+    storage = open_storage(storage_url, must_exist=True)
+    with storage_errors(location):
+        try:
+            study_id = storage.get_study_id_from_name(spec.name)
+        except KeyError:
+            names = sorted(s.study_name for s in storage.get_all_studies())
+            have = f" (it has: {', '.join(names)})" if names else " (it has no study)"
+            raise StudyError(f"no study named {spec.name!r} in {location.shown}{have}; run pimmodel explore "
+                             "first") from None
+    return TrialStore(storage, study_id, location).read_all()
+
+
+# ---------------------------------------------------------------- running
 def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None = None,
-        timeout_s: float | None = None, seed: int | None = None, progress: Progress | None = None) -> RunResult:
-    """Run ``trials`` new trials (default: the study's) in this process."""
+        timeout_s: float | None = None, seed: int | None = None, progress: Progress | None = None,
+        resume_anyway: bool = False, stop: Callable[[], bool] | None = None,
+        opened: Opened | None = None) -> RunResult:
+    """Run ``trials`` new trials (default: the study's) in this process; ``stop()`` true ends the run
+    after the batch being scored is stored."""
     budget = spec.trials if trials is None else trials
     seed = spec.seed if seed is None else seed
-    _, store = open_study(spec, storage_url)
-    shadow = optuna.create_study(directions=spec.directions, sampler=make_sampler(spec, seed))
-    shadow.add_trials(store.read_new())
     evaluator = Evaluator(spec)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    start, added = time.perf_counter(), 0
+    study = open_study(spec, storage_url, resume_anyway, evaluator)
+    store = study.store
+    shadow = optuna.create_study(directions=spec.directions, sampler=make_sampler(spec, seed))
+    stored = store.read_all()
+    _add(shadow, stored)
+    if opened is not None:
+        opened(study, len(stored))
+    tag = f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    start, added, stopped = time.perf_counter(), 0, False
     while added < budget and (timeout_s is None or time.perf_counter() - start < timeout_s):
+        if stop is not None and stop():
+            stopped = True
+            break
         batch = [shadow.ask() for _ in range(min(spec.batch, budget - added))]
         store.append(_score(evaluator, shadow, batch, tag))
         added += len(batch)
-        others = [t for t in store.read_new() if t.user_attrs.get("worker") != tag]
-        if others:
-            shadow.add_trials(others)
+        _add(shadow, store.read_new())
         if progress is not None:
             progress(added, _best(shadow, spec))
-    return RunResult(spec.name, storage_url, added, time.perf_counter() - start)
+    return RunResult(spec.name, study.location.shown, added, time.perf_counter() - start, stopped)
+
+
+def _add(shadow: optuna.Study, trials: Sequence[FrozenTrial]) -> None:
+    """Other writers' trials into the shadow; a parameter whose distribution changed (a study resumed
+    with --resume-anyway) is a one-line error."""
+    try:
+        shadow.add_trials(trials)
+    except ValueError as exc:
+        raise StudyError(f"cannot resume: a stored trial does not fit this study file ({exc}); use a new "
+                         "study name") from None
 
 
 def _score(evaluator: Evaluator, shadow: optuna.Study, batch: list[optuna.Trial], tag: str) -> list[FrozenTrial]:
     scores = evaluator.evaluate([suggest(t, evaluator.parameters) for t in batch])
     labels = [c.label for c in evaluator.spec.workloads]
+    names = evaluator.constraint_names
     frozen = []
     for i, trial in enumerate(batch):
-        set_constraints(trial, evaluator.constraint_names, scores.constraints[i])
+        for name, value in zip(names, scores.constraints[i], strict=True):
+            trial.set_constraint(name, float(value))
         trial.set_user_attr("worker", tag)
         trial.set_user_attr("epoch_s", dict(zip(labels, (float(x) for x in scores.epoch_s[i]), strict=True)))
         values = [float(v) for v in scores.values[i]]
-        if all(np.isfinite(values)):
-            frozen.append(shadow.tell(trial, values))
-        else:
-            frozen.append(shadow.tell(trial, state=TrialState.FAIL))
+        finite = all(np.isfinite(values))
+        frozen.append(stored_form(shadow.tell(trial, values if finite else None,
+                                              state=TrialState.COMPLETE if finite else TrialState.FAIL)))
     return frozen
 
 
@@ -168,39 +302,111 @@ def _best(study: optuna.Study, spec: StudySpec) -> float | None:
     return best
 
 
-def _worker(path: str, storage_url: str, trials: int, timeout_s: float | None, seed: int | None) -> None:
-    run(load_study(path), storage_url, trials, timeout_s, seed)
+# ---------------------------------------------------------------- Ctrl-C and worker processes
+class StopRequest:
+    """Ctrl-C as a request: the first SIGINT lets the batch being scored be stored and then stops; a second
+    one interrupts at once (Python's default). Callable: true once requested."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> StopRequest:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
+        self.requested = True
+        signal.signal(signal.SIGINT, self._previous)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def __call__(self) -> bool:
+        return self.requested
+
+
+def _worker(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
+            resume_anyway: bool, stop: Any, stored: Any, errors: Any, parent_pid: int) -> None:
+    """One worker process: SIGINT is ignored (inherited from the parent); the parent's ``stop`` event, or
+    the parent's death, ends it after its current batch. Input problems go to the parent as one line, not
+    a traceback."""
+    counted = [0]
+
+    def stopped() -> bool:
+        return bool(stop.is_set()) or os.getppid() != parent_pid
+
+    def progress(done: int, _best_value: float | None) -> None:
+        with stored.get_lock():
+            stored.value += done - counted[0]
+        counted[0] = done
+
+    try:
+        run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, stopped)
+    except PimModelError as exc:
+        errors.put(str(exc))
+        raise SystemExit(2) from None
 
 
 def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
-                workers: int, poll: Callable[[], None] | None = None) -> RunResult:
+                workers: int, progress: Progress | None = None, resume_anyway: bool = False,
+                stop: Callable[[], bool] | None = None, opened: Opened | None = None) -> RunResult:
     """``workers`` local processes on one storage, the trial budget split between them; worker i is
-    seeded with seed + i."""
+    seeded with seed + i (one worker: ``run`` in this process). ``progress`` gets the trials stored so
+    far (and no best value); ``stop()`` true ends every worker after its current batch is stored."""
     if workers <= 1:
-        return run(spec, storage_url, trials, timeout_s, seed)
-    open_study(spec, storage_url)  # create it once, before the workers race to
+        return run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, stop, opened)
+    study = open_study(spec, storage_url, resume_anyway)  # create it once, before the workers race to
+    if opened is not None:
+        opened(study, None)
     ctx = multiprocessing.get_context("spawn")
+    halt, stored, errors = ctx.Event(), ctx.Value("q", 0), ctx.SimpleQueue()
     shares = [trials // workers + (1 if i < trials % workers else 0) for i in range(workers)]
-    procs = [ctx.Process(target=_worker, args=(spec.path, storage_url, n, timeout_s,
-                                               None if seed is None else seed + i)) for i, n in enumerate(shares)]
+    procs = [ctx.Process(target=_worker, args=(spec, storage_url, n, timeout_s, None if seed is None else seed + i,
+                                               True, halt, stored, errors, os.getpid()))
+             for i, n in enumerate(shares)]
     start = time.perf_counter()
-    for p in procs:
-        p.start()
-    while any(p.is_alive() for p in procs):
-        if poll is not None:
-            poll()
-        time.sleep(0.3)
+    _start_ignoring_sigint(procs)
+    try:
+        while any(p.is_alive() for p in procs):
+            if (stop is not None and stop()) or not errors.empty():
+                halt.set()
+            if progress is not None:
+                progress(stored.value, None)
+            time.sleep(0.2)
+    finally:
+        halt.set()
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.terminate()
+    messages = []
+    while not errors.empty():
+        messages.append(errors.get())
+    if messages:
+        raise StudyError(f"{messages[0]} (in {len(messages)} of {workers} worker processes)")
     failed = [p.exitcode for p in procs if p.exitcode]
     if failed:
         raise StudyError(f"{len(failed)} of {workers} worker processes failed (exit codes {failed})")
-    return RunResult(spec.name, storage_url, trials, time.perf_counter() - start)
+    interrupted = stop is not None and stop()
+    return RunResult(spec.name, study.location.shown, stored.value, time.perf_counter() - start, interrupted)
 
 
-def stored_trials(spec: StudySpec, storage_url: str) -> list[FrozenTrial]:
-    """All finished trials of the stored study, in number order."""
-    storage = open_storage(storage_url)
+def _start_ignoring_sigint(procs: Sequence[multiprocessing.process.BaseProcess]) -> None:
+    """Start the worker processes with SIGINT ignored (a terminal's Ctrl-C reaches the whole process
+    group): the parent decides when they stop, so a worker is never cut in the middle of a write."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        study_id = storage.get_study_id_from_name(spec.name)
-    except KeyError:
-        raise StudyError(f"no study named {spec.name!r} in {storage_url}; run pimmodel explore first") from None
-    return sorted(TrialStore(storage, study_id).read_new(), key=lambda t: t.number)
+        for p in procs:
+            p.start()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+
+
+__all__ = ["DEFAULT_STORAGE", "OpenedStudy", "RunResult", "StopRequest", "constraints_of", "definition",
+           "is_feasible", "make_sampler", "objective_function", "open_study", "run", "run_workers",
+           "stored_form", "stored_trials", "suggest"]

@@ -57,6 +57,8 @@ SYNTHETIC = ("synthetic-yfcc", "synthetic-criteo")
 ARITHMETICS = ("fixed", "float64")
 MAX_DENSE_FEATURES = 1 << 16
 """Largest real-valued feature count the dense kernels are emulated with (a dense row must fit MRAM)."""
+MEMORY_SHARE = 0.8
+"""Share of the free memory an emulation may plan to use (the rest: Python, numpy, the estimate's slack)."""
 MIN_SPARSE_FEATURES = 2 * CRITEO_ACTIVE + 1
 """The synthetic Criteo-like generator hashes 39 fields into disjoint ranges of at least 2 indices."""
 
@@ -128,6 +130,12 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
 
     result = train(shards, cfg, on_epoch=on_epoch, progress=progress)
     trace = merge(result.traces)
+    overflows = float(np.max(trace.events.get("acc_overflow", np.zeros(1))))
+    if overflows:
+        floor = workload.local_batch.bit_length()  # log2(b) + 1 for a power of two: b terms below 2^(31-l) fit
+        warnings.append(f"{overflows:,.0f} batch gradient sums left the dense kernels' int32 accumulator on the "
+                        f"busiest DPU and wrapped to the wrong sign (b x 2^-l reaches 1); use "
+                        f"--learning-rate-shift {floor} or more")
     saturated = float(np.max(trace.events.get("saturated", np.zeros(1))))
     if saturated:
         warnings.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU: the model "
@@ -164,10 +172,26 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
 
 
 def _available_bytes() -> float:
+    """Free physical memory, or less when an address-space limit (``ulimit -v``) leaves less room."""
     try:
-        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        free = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # not POSIX: no estimate, no refusal
+        free = float("inf")
+    return min(free, _address_space_left())
+
+
+def _address_space_left() -> float:
+    try:
+        import resource  # POSIX only
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return float("inf")
+        with open("/proc/self/statm") as statm:
+            used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (ImportError, OSError, ValueError, IndexError):
         return float("inf")
+    return float(max(limit - used, 0))
 
 
 def memory_estimate_bytes(w: Workload, o: Options) -> float:
@@ -188,10 +212,10 @@ def memory_estimate_bytes(w: Workload, o: Options) -> float:
 
 
 def _check_memory(w: Workload, o: Options) -> None:
-    need, have = memory_estimate_bytes(w, o), 0.8 * _available_bytes()
+    need, have = memory_estimate_bytes(w, o), MEMORY_SHARE * _available_bytes()
     if need > have:
         raise SpecError(f"emulating {w.dpus:,} DPUs x {w.rows_per_dpu:,} rows x {w.dataset.features:,} features "
-                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB this machine has free; "
+                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of memory free for it; "
                         "use fewer --dpus, --samples-per-dpu or --features")
 
 
@@ -242,15 +266,16 @@ def _file_data(path: Path, dpus: int, o: Options) -> tuple[ArrayShards, NDArray,
     if not path.is_file():
         raise DataError(f"dataset {str(path)!r} is neither synthetic-yfcc, synthetic-criteo nor a readable file")
     rng = np.random.default_rng(o.seed)
+    budget = MEMORY_SHARE * _available_bytes()  # the readers refuse a file they cannot hold before reading it all
     if path.suffix == ".npy":
-        xq, y = read_npy(path)
+        xq, y = read_npy(path, budget)
         return _shards(path, xq, y, dpus, rng, o, "dense")
-    data = read_svmlight_data(path)
+    data = read_svmlight_data(path, budget)
     if not data.binary:  # real-valued features: the dense kernels, Q1.31 after a range check
         if data.features > MAX_DENSE_FEATURES:
             raise DataError(f"{path}: {data.features:,} real-valued features; the dense kernels take at most "
                             f"{MAX_DENSE_FEATURES:,} (binary data, one value everywhere, takes the sparse kernels)")
-        return _shards(path, fx.quantize_unit(data.dense()), data.labels, dpus, rng, o, "dense")
+        return _shards(path, fx.quantize_unit(data.dense(budget)), data.labels, dpus, rng, o, "dense")
     data.check_ell(CRITEO_ACTIVE)
     return _shards(path, ell_from_rows(data.rows), data.labels, dpus, rng, o, "sparse", data.features)
 

@@ -7,20 +7,24 @@ Readers: svmlight/LIBSVM text (the format Criteo is distributed in) and dense ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
+from ..specs._toml import SNIFF_BYTES, looks_binary
 from . import fixedpoint as fx
 
 CRITEO_ACTIVE = 39
 CRITEO_POSITIVE_FRACTION = 0.0342
+MAX_FEATURE_INDEX = 1 << 31
+"""Feature indices are int32 in the ELL rows."""
 
 
 class Shards(Protocol):
@@ -111,6 +115,9 @@ def shard(x: NDArray, y: NDArray, n_dpus: int, layout: str, features: int, pad_m
 
 def check_labels(y: NDArray) -> NDArray[np.uint8]:
     """Labels must be binary: {0, 1} or {-1, +1}."""
+    y = np.asarray(y)
+    if y.dtype.kind not in REAL_KINDS:
+        raise DataError(f"labels must be binary numbers (0/1 or -1/+1), got an array of dtype {y.dtype}")
     values = set(np.unique(y).tolist())
     if not values <= {0, 1} and not values <= {-1, 1}:
         raise DataError(f"labels must be binary (0/1 or -1/+1), found {sorted(values)[:5]}; map them to two classes")
@@ -169,6 +176,7 @@ class SyntheticDense:
         return got.result() if isinstance(got, Future) else got
 
     def rows(self, start: int, stop: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+        stop = min(stop, self.rows_per_dpu)  # a partial last batch, as array shards slice it
         first, last = start // self.block, (stop - 1) // self.block
         parts = [self._block(blk) for blk in range(first, last + 1)]
         cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]] | Future] = {last: parts[-1]}
@@ -217,6 +225,40 @@ def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0, chun
 
 
 # ---------------------------------------------------------------- readers
+REAL_KINDS = "biuf"
+"""numpy dtype kinds that hold real numbers (bool, signed, unsigned, float); complex, strings, objects and
+records are not features."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Longest svmlight line read (a row of 2^16 real features is about 1.5 MB); longer: not an svmlight file."""
+SVMLIGHT_ROW_BYTES = 400
+"""Memory of one parsed svmlight row besides its pairs (two arrays, a label, a line number)."""
+SVMLIGHT_PAIR_BYTES = 16
+DENSE_COPY_FACTOR = 4
+"""Peak float64 copies of a dense matrix while it is checked and quantized to Q1.31."""
+UNIT_TOLERANCE = 1e-9
+"""Rounding residue of min-max scaling that ``fixedpoint.quantize_unit`` accepts outside [0, 1]."""
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK"
+
+
+def _too_big(path: str | Path, what: str, need_bytes: float, budget_bytes: float) -> DataError:
+    return DataError(f"{path}: {what} needs about {need_bytes / 1e9:.1f} GB, more than the {budget_bytes / 1e9:.1f} GB "
+                     "of memory free; use a smaller file (fewer rows or features)")
+
+
+def _not_text(path: str | Path, head: bytes, number: int = 0, detail: str = "") -> DataError:
+    """A file (or its line ``number``) the svmlight reader cannot read as text, with the advice that fits what the
+    file seems to be."""
+    if head.startswith(_NPY_MAGIC):
+        return DataError(f"{path} is a numpy .npy array, not svmlight text; name it *.npy")
+    if head.startswith(_ZIP_MAGIC):
+        return DataError(f"{path} is a zip archive (.npz?), not svmlight text; save one array with numpy.save to a "
+                         ".npy file")
+    if not number:
+        return DataError(f"{path} is a binary file, not svmlight text; expected lines like '1 3:1 17:1'")
+    return DataError(f"{path}:{number}: {detail}; expected svmlight text lines like '1 3:1 17:1'")
+
+
 @dataclass(frozen=True)
 class SvmlightData:
     """An svmlight/LIBSVM file as read: per-row indices and values, binary labels, largest index + 1."""
@@ -226,6 +268,7 @@ class SvmlightData:
     labels: NDArray[np.uint8]
     features: int
     lines: list[int]
+    path: str = ""
 
     @property
     def binary(self) -> bool:
@@ -234,10 +277,23 @@ class SvmlightData:
         distinct = {float(v) for vals in self.values for v in np.unique(vals)}
         return len(distinct) <= 1
 
-    def dense(self) -> NDArray[np.float64]:
-        """The rows as a dense real matrix (for non-binary data, which takes the dense kernels)."""
+    def dense_bytes(self) -> float:
+        """Peak memory of ``dense()`` and its quantization."""
+        return float(len(self.rows)) * self.features * 8 * DENSE_COPY_FACTOR
+
+    def dense(self, budget_bytes: float = float("inf")) -> NDArray[np.float64]:
+        """The rows as a dense real matrix (for non-binary data, which takes the dense kernels); values must lie
+        in [0, 1] (unsigned Q1.31), checked here so that the error names the line."""
+        if self.dense_bytes() > budget_bytes:
+            raise _too_big(self.path, f"a dense {len(self.rows):,} x {self.features:,} matrix", self.dense_bytes(),
+                           budget_bytes)
         out = np.zeros((len(self.rows), self.features))
         for i, (idx, vals) in enumerate(zip(self.rows, self.values, strict=True)):
+            outside = (vals < -UNIT_TOLERANCE) | (vals > 1 + UNIT_TOLERANCE)
+            if outside.any():
+                bad = float(vals[outside][0])
+                raise DataError(f"{self.path}:{self.lines[i]}: feature value {bad:g} is outside [0, 1], the range "
+                                "of unsigned Q1.31; min-max scale the features first")
             out[i, idx] = vals
         return out
 
@@ -248,23 +304,32 @@ class SvmlightData:
                                 "per row")
 
 
-def read_svmlight_data(path: str | Path) -> SvmlightData:
-    """Read an svmlight/LIBSVM file: ``label idx:value ...`` with 1-based or 0-based integer indices.
-    Errors name the line."""
+def read_svmlight_data(path: str | Path, budget_bytes: float = float("inf")) -> SvmlightData:
+    """Read an svmlight/LIBSVM file: ``label idx:value ...`` with 1-based or 0-based integer indices. Errors
+    name the line; a binary or non-UTF-8 file, a file without samples or without a single feature, and a file
+    whose rows would take more than ``budget_bytes`` of memory are one-line errors."""
     rows: list[NDArray] = []
     values: list[NDArray] = []
     labels: list[float] = []
     lines: list[int] = []
+    used = 0.0
     try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115
+        handle = open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise DataError(f"cannot read {path}: {exc.strerror}; check the path") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
-            text = line.split("#", 1)[0].strip()
+        head = handle.read(SNIFF_BYTES)
+        if looks_binary(head):
+            raise _not_text(path, head)
+        handle.seek(0)
+        for number, text in enumerate(_text_lines(handle, path, head), start=1):
+            text = text.split("#", 1)[0].strip()
             if not text:
                 continue
             idx, vals, label = _parse_svmlight_line(text, number, path)
+            used += SVMLIGHT_ROW_BYTES + SVMLIGHT_PAIR_BYTES * idx.size
+            if used > budget_bytes:
+                raise _too_big(path, f"reading more than {len(rows):,} rows", used, budget_bytes)
             rows.append(idx)
             values.append(vals)
             labels.append(label)
@@ -272,7 +337,27 @@ def read_svmlight_data(path: str | Path) -> SvmlightData:
     if not rows:
         raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
     top = max((int(r.max()) + 1 for r in rows if r.size), default=0)
-    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines)
+    if top == 0:
+        raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
+    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines, str(path))
+
+
+def _text_lines(handle: IO[bytes], path: str | Path, head: bytes) -> Iterator[str]:
+    """The file's lines as text; a NUL byte, invalid UTF-8 or an endless line is an error naming the line."""
+    number = 0
+    while True:
+        raw = handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise _not_text(path, head, number, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
+        if b"\x00" in raw:
+            raise _not_text(path, head, number, "binary data (a NUL byte)")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_text(path, head, number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
 
 
 def read_svmlight(path: str | Path, max_active: int = CRITEO_ACTIVE) -> tuple[list[NDArray], NDArray[np.uint8], int]:
@@ -290,10 +375,16 @@ def _parse_svmlight_line(text: str, number: int, path: str | Path) -> tuple[NDAr
         pairs = [p.split(":", 1) for p in parts[1:]]
         idx = np.array([int(i) for i, _ in pairs], dtype=np.int64)
         vals = np.array([float(v) for _, v in pairs], dtype=np.float64)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, OverflowError):
         raise DataError(f"{path}:{number}: malformed svmlight line; expected 'label index:value ...'") from None
     if idx.size and idx.min() < 0:
         raise DataError(f"{path}:{number}: negative feature index {int(idx.min())}")
+    if idx.size and idx.max() >= MAX_FEATURE_INDEX:
+        raise DataError(f"{path}:{number}: feature index {int(idx.max()):,} is too large; the kernels index at most "
+                        f"{MAX_FEATURE_INDEX - 1:,} features (hash the features into a smaller range)")
+    if not np.isfinite(vals).all():
+        raise DataError(f"{path}:{number}: feature value {vals[~np.isfinite(vals)][0]} is not a finite number; "
+                        "replace NaN and inf values")
     if len(set(idx.tolist())) != idx.size:
         raise DataError(f"{path}:{number}: repeated feature index; the kernels need distinct indices per row")
     return idx, vals, label
@@ -307,15 +398,69 @@ def ell_from_rows(rows: list[NDArray], slots: int = CRITEO_ACTIVE) -> NDArray[np
     return out
 
 
-def read_npy(path: str | Path) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
-    """A dense ``.npy`` array whose last column is the label; features must lie in [0, 1]."""
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read {path} as .npy: {exc}") from None
+def read_npy(path: str | Path, budget_bytes: float = float("inf")) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+    """A dense ``.npy`` array of real numbers whose last column is the label; features must lie in [0, 1].
+    Anything else (a ``.npz`` archive, a pickle, strings, objects, complex numbers, a 1-D array, NaN or inf, more
+    rows than memory holds) is a one-line error that says what to give instead."""
+    arr = _load_npy(path)
+    if arr.dtype.kind not in REAL_KINDS:
+        raise DataError(f"{path}: an array of dtype {arr.dtype} ({_KIND_NAMES.get(arr.dtype.kind, 'not numbers')}); "
+                        "save the features and the label as real numbers (float or int)")
     if arr.ndim != 2 or arr.shape[1] < 2:
         raise DataError(f"{path}: expected a 2-D array (rows x (features + label)), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise DataError(f"{path}: the array has no rows")
+    need = float(arr.shape[0]) * arr.shape[1] * 8 * DENSE_COPY_FACTOR
+    if need > budget_bytes:
+        raise _too_big(path, f"a {arr.shape[0]:,} x {arr.shape[1]:,} array", need, budget_bytes)
+    _check_finite_unit(arr, path)
     return fx.quantize_unit(arr[:, :-1]), check_labels(np.asarray(arr[:, -1]))
+
+
+_KIND_NAMES = {"c": "complex numbers", "U": "strings", "S": "byte strings", "O": "Python objects",
+               "V": "records", "M": "dates", "m": "time spans"}
+
+
+def _load_npy(path: str | Path) -> NDArray:
+    """The array of a ``.npy`` file, memory-mapped (its size is known before it is read)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(_NPY_MAGIC))
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror}; check the path") from None
+    if head.startswith(_ZIP_MAGIC):
+        raise DataError(f"{path} is a .npz archive, not a .npy array; save one array with numpy.save")
+    if head != _NPY_MAGIC:
+        raise DataError(f"{path} is not a .npy file (no NUMPY header{', it is empty' if not head else ''}); save "
+                        "the array with numpy.save, or give svmlight text under another name")
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        if "object" in str(exc) or "pickle" in str(exc):
+            raise DataError(f"{path}: an array of Python objects; save the features and the label as real numbers "
+                            "(float or int)") from None
+        raise DataError(f"{path}: not a readable .npy array ({exc})") from None
+    except (OSError, EOFError) as exc:  # a truncated file
+        raise DataError(f"{path}: not a readable .npy array ({exc or 'truncated'}); save it again with numpy.save"
+                        ) from None
+    return arr
+
+
+def _check_finite_unit(arr: NDArray, path: str | Path, block_rows: int = 1 << 14) -> None:
+    """Every value finite and every feature in [0, 1] (unsigned Q1.31), scanned in blocks of rows so that the
+    error names the first bad row and column."""
+    for lo in range(0, arr.shape[0], block_rows):
+        block = np.asarray(arr[lo:lo + block_rows], dtype=np.float64)
+        bad = ~np.isfinite(block)
+        what = "is not a finite number; replace NaN and inf values"
+        if not bad.any():
+            features = block[:, :-1]
+            bad = np.zeros_like(block, dtype=bool)
+            bad[:, :-1] = (features < -UNIT_TOLERANCE) | (features > 1 + UNIT_TOLERANCE)
+            what = "is outside [0, 1], the range of unsigned Q1.31; min-max scale the features first"
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise DataError(f"{path}: row {lo + int(r)}, column {int(c)}: value {block[r, c]:g} {what}")
 
 
 def train_test_split(n_rows: int, test_fraction: float, rng: np.random.Generator) -> tuple[NDArray, NDArray]:

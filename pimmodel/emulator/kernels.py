@@ -95,6 +95,8 @@ class KernelStats:
     margin_hits: NDArray[np.int64]
     acc_writes: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     acc_skipped: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    acc_overflows: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    """dense fixed point: weights whose batch sum left the int32 accumulator's range (and wrapped)."""
 
 
 def _zeros(n: int) -> NDArray[np.int64]:
@@ -192,6 +194,7 @@ def dense_batch_fixed(w: NDArray[np.int64], bias: NDArray[np.int64], x: NDArray[
             acc[ds] += np.matmul(coeff[ds, None, cs], term)[:, 0, :].astype(np.int64)
         bias_acc = (hit * sign).sum(axis=1) * int(fx.shift_guard(fx.ONE >> cfg.learning_rate_shift, 0))
         stats.margin_hits += hit.sum(axis=1)
+    stats.acc_overflows = np.count_nonzero((acc >= fx.ONE) | (acc < -fx.ONE), axis=1)
     return fx.wrap_int32(acc), bias_acc, stats
 
 

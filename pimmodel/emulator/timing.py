@@ -39,7 +39,7 @@ def raw_seconds(trace: Trace, hw: HardwareSpec) -> dict[str, float]:
     compute, dma, exposed = zeros(trace.dpus), zeros(trace.dpus), zeros(trace.dpus)
     for parallel, c, d in section_cycles(trace, hw).values():
         compute, dma = compute + c, dma + d
-        exposed = exposed + pricing.exposed_dma_cycles(parallel, c, d)
+        exposed = exposed + pricing.exposed_dma_cycles(parallel, c, d, hw)
     c_s = float(P.cycles_to_s(compute.max(), hw))
     calls = trace.host_calls()
     ic, ir, iw = instrumented_cycles(trace, hw)
@@ -102,7 +102,7 @@ def section_seconds(trace: Trace, hw: HardwareSpec) -> dict[str, dict[str, Any]]
         return {"max": float(s.max()), "mean": float(s.mean())}
 
     return {name: {"parallel": parallel, "dpu_compute_s": stat(c), "mram_wram_dma_s": stat(d),
-                   "mram_wram_dma_exposed_s": stat(pricing.exposed_dma_cycles(parallel, c, d))}
+                   "mram_wram_dma_exposed_s": stat(pricing.exposed_dma_cycles(parallel, c, d, hw))}
             for name, (parallel, c, d) in section_cycles(trace, hw).items()}
 
 

@@ -202,6 +202,8 @@ def _local_step(st: State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w:
     if st.dense:
         fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
         acc, bacc, stats = fn(w, bias, x, y, kc, valid)
+        if stats.acc_overflows.size:
+            tr.add("events", "acc_overflow", stats.acc_overflows)
         ev.dense_step(tr, stats, rows, b, st.d, cfg.model, update, admm, cfg.dma_max_bytes, cfg.kernels)
         if not update:
             return acc, bacc

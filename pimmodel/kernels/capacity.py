@@ -3,7 +3,9 @@ tasklet (the kernels' buffers), following the study's memory layout (reference Â
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import CapacityError, SpecError
 from ..specs import HardwareSpec, Workload
@@ -63,8 +65,7 @@ def check(w: Workload, hw: HardwareSpec) -> Footprint:
         raise SpecError(f"--tasklets {w.tasklets} exceeds the {hw.max_tasklets} hardware threads of {hw.name}")
     fp = footprint(w)
     if fp.wram_bytes > hw.wram_bytes:
-        raise CapacityError(f"WRAM buffers of {w.tasklets} tasklets need {fp.wram_bytes:,} B but a DPU of "
-                            f"{hw.name} has {hw.wram_bytes:,} B; use fewer --tasklets")
+        raise CapacityError(_wram_message(w, hw, fp))
     if fp.mram_bytes > hw.mram_bytes:
         raise CapacityError(_mram_message(w, hw, fp))
     return fp
@@ -85,6 +86,45 @@ def check_exchange(w: Workload, hw: HardwareSpec) -> None:
             lower = 1 << (big_b.bit_length() - 1)
             raise SpecError(f"allreduce-sgd divides the gradient sum by the global batch {big_b:,} with a shift on "
                             f"every DPU; use a power-of-two --global-batch-size (e.g. {lower:,}) and --dpus")
+
+
+def _wram_message(w: Workload, hw: HardwareSpec, fp: Footprint) -> str:
+    """What overflows WRAM and the fix that works: fewer tasklets if some count fits, else a smaller model (dense:
+    each tasklet holds its slice of the model) or fewer active features per row (sparse)."""
+    tasklets = "tasklet" if w.tasklets == 1 else "tasklets"
+    have = (f"WRAM buffers of {w.tasklets} {tasklets} need {fp.wram_bytes:,} B but a DPU of {hw.name} has "
+            f"{hw.wram_bytes:,} B")
+    room = hw.wram_bytes
+    fewer = next((t for t in range(w.tasklets - 1, 0, -1) if _wram(w, tasklets=t) <= room), None)
+    if fewer is not None:
+        return f"{have}; use --tasklets {fewer} or fewer"
+    ds = w.dataset
+    if ds.layout == "dense":
+        most = _largest(ds.features, lambda d: _wram(w, dataset=replace(
+            ds, features=d, nonzeros_per_row=min(ds.nonzeros_per_row, d), slots_per_row=d, bias_index=None)) <= room)
+        fix = (f"at most {most:,} features fit at {w.tasklets} {tasklets} (a smaller model: --features, or fewer "
+               "columns in the file)" if most else "no model fits")
+    else:
+        most = _largest(ds.nonzeros_per_row, lambda z: _wram(w, dataset=replace(ds, nonzeros_per_row=z)) <= room)
+        fix = (f"at most {most:,} active features per row fit at {w.tasklets} {tasklets} (--nonzeros, or fewer per "
+               "row in the file)" if most else "no row fits")
+    fewer_fail = "" if w.tasklets == 1 else "no tasklet count fits; "
+    return f"{have}; {fewer_fail}{fix}, or use hardware with more WRAM"
+
+
+def _wram(w: Workload, **changes: Any) -> int:
+    return footprint(replace(w, **changes)).wram_bytes
+
+
+def _largest(high: int, fits: Callable[[int], bool]) -> int:
+    """The largest n in [1, high] with fits(n) (monotone), 0 if none."""
+    if not fits(1):
+        return 0
+    lo, hi = 1, high
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
 
 
 def _mram_message(w: Workload, hw: HardwareSpec, fp: Footprint) -> str:

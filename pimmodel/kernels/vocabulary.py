@@ -14,9 +14,17 @@ some ``Work``:
 - ``barriers``: ``barrier_wait`` calls;
 - ``timed_barriers``: of those, the ones an instrumented build times inside a DMA category ("read"/"write": the
   study's benchmark builds bracket every bulk DMA with ``timer_start`` ... ``barrier_wait`` ... ``timer_stop``).
+- ``chains``: steps that run one after another across tasklets (``Chain``): a critical section behind one
+  mutex (every element of HST-L, every tile of TRNS's step 3), or a handshake chain (the 15 hops of the
+  lock-step SCAN, SEL and UNI rounds).
 
-The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU and mode); an
-exchange over direct DPU links (hypothetical hardware) is a ``LinkOp``.
+A ``Section`` may say how many tasklets are active in it (``tasklets``; fewer than T when the work has fewer
+pieces than tasklets, e.g. GEMV's rows go to tasklets in pairs); the others only take its barriers.
+
+The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU, mode and the
+DPU memory they touch). A ``KernelRun`` is one measured kernel: its launches, its sections and the host calls
+around it (the PrIM kernels, ``pimmodel.kernels.prim``). An exchange over direct DPU links (hypothetical
+hardware) is a ``LinkOp``.
 
 Every count may be a number, a numpy array (the emulator: one entry per DPU) or a sympy expression (the cost
 model): ``pimmodel.kernels.pricing`` turns any of them into cycles and seconds with the hardware primitives,
@@ -36,6 +44,11 @@ Num = Any  # a number, a numpy array or a sympy expression
 DIRECTIONS = ("read", "write")
 TRANSFER_MODES = ("parallel", "broadcast", "serial", "identical")
 """Host transfer modes (``primitives.host_transfer_s``)."""
+MEMORIES = ("mram", "wram")
+"""DPU memory a host transfer touches: MRAM (the DMA-capable bank) or a WRAM ``__host`` symbol."""
+CHAIN_KINDS = ("mutex", "handshake")
+"""``mutex``: a critical section; the lock holder issues among every runnable (spinning) tasklet while the
+others' work overlaps it. ``handshake``: a rendezvous chain; each hop runs nearly alone, after the work."""
 
 
 def _field(name: str) -> Callable[[Any], Num]:
@@ -76,12 +89,14 @@ def op_instructions(op: str, hw: Any) -> Num:
 
 @dataclass(frozen=True)
 class Dma:
-    """``transfers`` MRAM<->WRAM DMAs of ``bytes`` each, ``concurrent`` of them in flight together."""
+    """``transfers`` MRAM<->WRAM DMAs of ``bytes`` each, ``concurrent`` of them in flight together; ``after``:
+    each tasklet issues it after its compute (a write-back; matters in a lock-step section only)."""
 
     direction: str
     bytes: Num
     concurrent: Num
     transfers: Num
+    after: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -93,14 +108,34 @@ class Dma:
 
 
 @dataclass(frozen=True)
+class Chain:
+    """``steps`` steps that run one after another across tasklets, each executing ``ops`` (instructions on the
+    chain's critical path, by operation class) and ``dmas`` (DMAs issued inside the step, each waiting its
+    full latency because nothing else of the chain can proceed meanwhile). ``kind``: ``CHAIN_KINDS``."""
+
+    kind: str
+    steps: Num
+    ops: Mapping[str, Num] = field(default_factory=dict)
+    dmas: tuple[Dma, ...] = ()
+    lock: str = ""
+    """mutex chains behind the same lock add up; different locks serialize independently."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHAIN_KINDS:
+            raise ValueError(f"chain kind must be one of {CHAIN_KINDS}, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
 class Work:
-    """What one occurrence of a section executes (see the module docstring)."""
+    """What one occurrence of a section executes (see the module docstring). ``ops`` excludes the chains'
+    critical-path instructions."""
 
     ops: Mapping[str, Num] = field(default_factory=dict)
     tail_ops: Mapping[tuple[str, Any], Num] = field(default_factory=dict)
     dmas: tuple[Dma, ...] = ()
     barriers: Num = 0
     timed_barriers: Mapping[str, Num] = field(default_factory=dict)
+    chains: tuple[Chain, ...] = ()
 
     def dma_totals(self, direction: str) -> tuple[Num, Num]:
         """(transfers, bytes) of one direction."""
@@ -110,28 +145,52 @@ class Work:
 
 @dataclass(frozen=True)
 class Section:
-    """A named piece of DPU work run ``count`` times (per launch, or per epoch)."""
+    """A named piece of DPU work run ``count`` times (per launch, or per epoch); ``tasklets``: the tasklets
+    that share its ops (None: all of the kernel's tasklets). ``lockstep``: the tasklets start it together (after
+    a barrier) by waiting for their DMAs, so the DMA burst is exposed and the tasklet served last computes
+    alone after it (``pimmodel.kernels.pricing``)."""
 
     name: str
     parallel: bool
     count: Num
     work: Work
+    tasklets: Num | None = None
+    lockstep: bool = False
 
 
 @dataclass(frozen=True)
 class HostCall:
     """One host transfer call: ``bytes_per_dpu`` to or from every DPU, in ``mode`` (``TRANSFER_MODES``;
-    ``identical``: the same buffer to every DPU, broadcast if the hardware does so)."""
+    ``identical``: the same buffer to every DPU, broadcast if the hardware does so), ``calls`` times, to or
+    from ``memory`` (``MEMORIES``)."""
 
     name: str
     bytes_per_dpu: Num
     to_pim: bool
     mode: str = "parallel"
     calls: Num = 1
+    memory: str = "mram"
 
     def __post_init__(self) -> None:
         if self.mode not in TRANSFER_MODES:
             raise ValueError(f"transfer mode must be one of {TRANSFER_MODES}, got {self.mode!r}")
+        if self.memory not in MEMORIES:
+            raise ValueError(f"memory must be one of {MEMORIES}, got {self.memory!r}")
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """One timed kernel of a host program: ``launches`` synchronous ``dpu_launch`` calls whose DPU work is
+    ``sections`` (the busiest DPU's, each ``count`` times over all launches), with the ``host`` transfer calls
+    timed around it (to the DPUs before, from them after). ``tasklets``: tasklets per DPU; ``mram_bytes``: the
+    MRAM the kernel's data occupies on the busiest DPU."""
+
+    name: str
+    launches: Num
+    sections: tuple[Section, ...]
+    host: tuple[HostCall, ...]
+    tasklets: int = 16
+    mram_bytes: Num = 0
 
 
 LINK_KINDS = ("allreduce", "gossip")

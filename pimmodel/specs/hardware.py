@@ -26,7 +26,9 @@ to every other."""
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """How one record field appears in TOML: section, key, scale to SI, and allowed range."""
+    """How one record field appears in TOML: section, key, scale to SI, and allowed range. ``default`` (in the
+    TOML unit): the value a spec file that predates the field gets, chosen to reproduce the pricing from before
+    the field existed (None: the key is required)."""
 
     name: str
     section: str
@@ -36,11 +38,12 @@ class Field:
     high: float
     integer: bool = False
     doc: str = ""
+    default: float | None = None
 
 
 def _f(name: str, section: str, key: str, scale: float, low: float, high: float, integer: bool = False,
-       doc: str = "") -> Field:
-    return Field(name, section, key, scale, low, high, integer, doc)
+       doc: str = "", default: float | None = None) -> Field:
+    return Field(name, section, key, scale, low, high, integer, doc, default)
 
 
 FIELDS: tuple[Field, ...] = (
@@ -82,6 +85,8 @@ FIELDS: tuple[Field, ...] = (
     _f("dma_write_cycles_per_byte", "dma", "write_cycles_per_byte", 1, 1e-4, 1e3),
     _f("dma_engine_cycles_per_transfer", "dma", "engine_cycles_per_transfer", 1, 0, 1e5,
        doc="engine occupancy per transfer beyond the bytes (serialises concurrent small DMAs)"),
+    _f("dma_compute_overlap", "dma", "compute_overlap", 1, 0, 1, default=1.0,
+       doc="share of the shorter of compute and DMA a parallel section hides behind the other (1 = all)"),
     _f("dma_min_bytes", "dma", "min_bytes", 1, 1, 1 << 20, True),
     _f("dma_max_bytes", "dma", "max_bytes", 1, 1, 1 << 30, True),
     # --- host <-> PIM transfers
@@ -97,9 +102,17 @@ FIELDS: tuple[Field, ...] = (
     _f("serial_from_pim_bytes_per_s", "host", "serial_from_pim_gb_per_s", 1e9, 1e6, 1e15),
     _f("rank_scaling_exponent", "host", "rank_scaling_exponent", 1, 0.0, 1.0,
        doc="aggregate bandwidth grows as ranks**exponent"),
+    _f("rank_fill_exponent", "host", "rank_fill_exponent", 1, 0.0, 2.0, default=0.0,
+       doc="aggregate bandwidth of a partly used rank scales as (DPUs used / dpus_per_rank)**exponent"),
     _f("transfer_call_overhead_s", "host", "transfer_call_overhead_us", 1e-6, 0, 1e6,
        doc="fixed cost of one dpu_push_xfer / broadcast call"),
+    _f("pull_call_extra_s", "host", "pull_call_extra_us", 1e-6, 0, 1e6, default=0.0,
+       doc="extra fixed cost of a DPU->CPU call (parallel pull or serial copy) over a CPU->DPU one"),
+    _f("wram_pull_per_dpu_s", "host", "wram_pull_per_dpu_us", 1e-6, 0, 1e6, default=0.0,
+       doc="extra cost per DPU of reading a WRAM symbol (results) back to the host"),
     _f("launch_overhead_s", "host", "launch_overhead_ms", 1e-3, 0, 1e4, doc="one synchronous dpu_launch"),
+    _f("launch_per_dpu_s", "host", "launch_per_dpu_us", 1e-6, 0, 1e6, default=0.0,
+       doc="launch cost growing with the DPUs launched (boot and completion polling)"),
     _f("host_thread_bytes_per_s", "host", "aggregate_gb_per_s_per_thread", 1e9, 1e6, 1e15,
        doc="bytes one host thread streams while reducing DPU vectors"),
     _f("host_memory_bytes_per_s", "host", "memory_gb_per_s", 1e9, 1e6, 1e15, doc="host memory bandwidth cap"),
@@ -167,6 +180,11 @@ class HardwareSpec:
     host_power_w: float
     link_bytes_per_s: float
     link_latency_s: float
+    dma_compute_overlap: float = 1.0
+    rank_fill_exponent: float = 0.0
+    pull_call_extra_s: float = 0.0
+    wram_pull_per_dpu_s: float = 0.0
+    launch_per_dpu_s: float = 0.0
     link_topology: str = "none"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -221,6 +239,10 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
                 raise SpecError(f"{origin}: unknown key {section}.{key}{_near(key, allowed)}")
     for f in FIELDS:
         table = data.get(f.section, {})
+        if f.key not in table and f.default is not None:
+            values[f.name] = int(f.default * f.scale) if f.integer else float(f.default * f.scale)
+            values["sources"][f.name] = f"default {f.default:g}: reproduces the pricing from before this constant"
+            continue
         if f.key not in table:
             raise SpecError(f"{origin}: missing {f.section}.{f.key} ({f.doc or 'see hardware_specs/upmem-2556.toml'})")
         raw = table[f.key]

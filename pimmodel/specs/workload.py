@@ -50,8 +50,13 @@ class DatasetSpec:
     bias_index: int | None = None
 
     def __post_init__(self) -> None:
-        if self.layout not in LAYOUTS:
-            raise unknown("layout", self.layout, LAYOUTS)
+        for key in ("name", "description"):
+            if not isinstance(getattr(self, key), str):
+                raise SpecError(f"dataset {self.name!r}: {key} must be a string, got {getattr(self, key)!r}")
+        if not isinstance(self.bias_separate, bool):
+            raise SpecError(f"dataset {self.name!r}: bias_separate must be true or false, got {self.bias_separate!r}")
+        if not isinstance(self.layout, str) or self.layout not in LAYOUTS:
+            raise unknown("layout", str(self.layout), LAYOUTS)
         for key in ("features", "nonzeros_per_row", "slots_per_row", "bytes_per_value", "rows_per_dpu_weak",
                     "strong_rows", "label_bytes"):
             value = getattr(self, key)
@@ -66,7 +71,8 @@ class DatasetSpec:
                                             or not 0 <= self.bias_index < self.features):
             raise SpecError(f"dataset {self.name!r}: bias_index must be a whole number in [0, features), "
                             f"got {self.bias_index!r}")
-        if not 0 < self.positive_fraction < 1:
+        if isinstance(self.positive_fraction, bool) or not isinstance(self.positive_fraction, int | float) or not (
+                0 < self.positive_fraction < 1):
             raise SpecError(f"dataset {self.name!r}: positive_fraction must be in (0, 1)")
 
     @property
@@ -108,11 +114,16 @@ class HyperParams:
         for key in ("batch_size", "global_batch_size", "task_epochs", "sync_every"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SpecError(f"{key.replace('_', '-')} must be a positive whole number, got {value!r}")
+                raise SpecError(f"{_option(key)} must be a positive whole number, got {value!r}")
         for key in ("learning_rate_shift", "reg_shift", "admm_alpha_shift"):
             value = getattr(self, key)
             if not isinstance(value, int) or not 0 <= value <= 62:
-                raise SpecError(f"{key.replace('_', '-')} must be a whole number in [0, 62], got {value!r}")
+                raise SpecError(f"{_option(key)} must be a whole number in [0, 62], got {value!r}")
+
+
+def _option(key: str) -> str:
+    """The command-line option that sets hyper-parameter ``key``."""
+    return "--alpha-shift" if key == "admm_alpha_shift" else "--" + key.replace("_", "-")
 
 
 YFCC = DatasetSpec(
@@ -234,10 +245,15 @@ def resolve_hyperparams(dataset: DatasetSpec, model: str, optimizer: str, dpus: 
             steps = epochs * -(-largest // local) * (others.get("task_epochs", base.task_epochs)
                                                      if "task_epochs" in info.takes else 1)
             faster = max(0, round(math.log2(STUDY_LOCAL_STEPS[dataset.layout] / steps)))
-            others["learning_rate_shift"] = shift = max(1, local_rates.learning_rate_shift - faster)
+            # dense kernels sum a batch's b terms (each at most 2^(31 - l)) in an int32: from l = log2(b) on, only b
+            # rows all holding the largest value 1.0 of a feature with the same gradient sign could reach 2^31
+            floor = max(1, local.bit_length() - 1) if dataset.layout == "dense" else 1
+            others["learning_rate_shift"] = shift = max(floor, local_rates.learning_rate_shift - faster)
             if shift != base.learning_rate_shift:
+                cap = f"; at least 2^-{floor} so a batch of {local} fits the kernels' int32 accumulator" \
+                    if shift == floor and floor > 1 else ""
                 notes.append(f"learning rate 2^-{shift} (the study's 2^-{local_rates.learning_rate_shift} is tuned "
-                             f"for {STUDY_LOCAL_STEPS[dataset.layout]:,} local steps; this run makes {steps:,})")
+                             f"for {STUDY_LOCAL_STEPS[dataset.layout]:,} local steps; this run makes {steps:,}{cap})")
     return replace(base, batch_size=b, global_batch_size=big_b, **others), tuple(notes)
 
 

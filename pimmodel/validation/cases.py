@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import unknown
 
-GROUPS = ("emulator", "published", "finding")
+GROUPS = ("emulator", "published", "finding", "hardware")
 KINDS = ("within", "below", "above")
 
 
@@ -25,6 +25,10 @@ class Case:
     unit: str = ""
     source: str = ""
     note: str = ""
+    kernel: str = ""
+    """``hardware`` cases: the PrIM kernel (or ``all``), and the point's DPUs and size (None for a summary)."""
+    dpus: int | None = None
+    size: int | None = None
 
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
@@ -49,9 +53,12 @@ class Case:
         return err > -self.tolerance
 
     def to_record(self) -> dict[str, Any]:
-        return {"group": self.group, "name": self.name, "phase": self.phase, "reference": self.reference,
-                "predicted": self.predicted, "rel_error": self.rel_error, "tolerance": self.tolerance,
-                "ok": self.ok, "kind": self.kind, "unit": self.unit, "source": self.source}
+        record = {"group": self.group, "name": self.name, "phase": self.phase, "reference": self.reference,
+                  "predicted": self.predicted, "rel_error": self.rel_error, "tolerance": self.tolerance,
+                  "ok": self.ok, "kind": self.kind, "unit": self.unit, "source": self.source}
+        if self.group == "hardware":
+            record.update(kernel=self.kernel, dpus=self.dpus, size=self.size)
+        return record
 
 
 @dataclass(frozen=True, slots=True)

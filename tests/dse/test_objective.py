@@ -14,7 +14,8 @@ from pimmodel.dse.space import from_mapping
 from pimmodel.dse.study import objective_function
 from pimmodel.specs import YFCC, Workload, load_hardware
 
-BASE = {"dpu_clock": 350.0, "mram": 64, "multiplier": "software", "push_bandwidth": 6.68,
+BASE = {"dpu_clock": 350.0, "mram": 64, "multiplier": "software",
+        "push_bandwidth": load_hardware("upmem-2556").push_bytes_per_s_per_rank / 1e9,  # the baseline's (GB/s)
         "link_topology": "none", "link_bandwidth": 1.0}
 
 

@@ -48,12 +48,14 @@ def test_elasticities_match_finite_differences(case) -> None:  # type: ignore[no
 
 
 def test_phase_elasticities_of_a_pure_bandwidth_term() -> None:
-    """pim_to_host = rounds (c + b N / (B_pull R^x)): its elasticity w.r.t. B_pull is minus the bandwidth share."""
+    """pim_to_host = rounds (c + c_pull + b N / (B_pull R^x)): its elasticity w.r.t. B_pull is minus the bandwidth
+    share (one minus the shares of the call overhead and of the pull call's extra)."""
     hw = load_hardware("upmem-2556")
     w = Workload(CRITEO, "lr", "ga-sgd", 2048)
     rows = {r["parameter"]: r for r in elasticities(w, hw, coefficients_for(w))["elasticities"]}
     e = rows["pull_bytes_per_s_per_rank"]["phases"]["pim_to_host"]
-    overhead = rows["transfer_call_overhead_s"]["phases"]["pim_to_host"]
+    overhead = rows["transfer_call_overhead_s"]["phases"]["pim_to_host"] + rows["pull_call_extra_s"]["phases"][
+        "pim_to_host"]
     assert e == pytest.approx(-(1 - overhead), rel=1e-9)
     assert all(rows["pull_bytes_per_s_per_rank"]["phases"][p] == 0 for p in PHASES if p != "pim_to_host")
 

@@ -64,3 +64,38 @@ def test_emulator_splits_dmas_at_the_hardware_limit(tmp_path) -> None:  # type: 
     assert by_size[("read", 512)] == 8 * 16 * (2 + 2 + 2) + 2 * 16 * (2 + 2)
     assert run.trace["seconds"]["wall"]["mram_wram_dma"] == pytest.approx(
         run.predicted["per_epoch_s"]["mram_wram_dma"], rel=1e-12)
+
+
+def test_synthetic_dense_partial_last_batch_is_sliced_like_array_shards() -> None:
+    """Regression: a synthetic shard whose rows are not a multiple of the batch asked for rows past its end."""
+    from pimmodel.emulator.data import SyntheticDense
+
+    data = SyntheticDense(2, 100, 16, prefetch=False)
+    x, y = data.rows(96, 128)
+    assert x.shape == (2, 4, 16) and y.shape == (2, 4)
+    whole, _ = data.rows(0, 100)
+    assert (whole[:, 96:] == x).all()
+
+
+def test_dense_accumulator_overflow_is_counted_and_defaults_stay_below_it(tmp_path) -> None:
+    """Regression: on a small user dataset the adapted learning rate reached 2^-1, where a batch of 8 SVM terms of
+    x >> 1 sums past the kernels' int32 accumulator and wraps to the wrong sign (test accuracy ~0.5 on separable
+    data, silently). Now the adaptation stops at 2^-log2(b) and the emulator counts and reports every wrap."""
+    import numpy as np
+
+    from pimmodel.emulator.api import Options, emulate
+    from pimmodel.specs import YFCC, resolve_hyperparams
+
+    rng = np.random.default_rng(0)
+    x = rng.random((400, 5))
+    path = tmp_path / "separable.npy"
+    np.save(path, np.column_stack([x, (x[:, 0] + x[:, 1] > 1).astype(float)]))
+    forced = emulate(str(path), 4, "svm", "ma-sgd", {"learning_rate_shift": 1}, Options(kernels="corrected"))
+    assert forced.trace.events["acc_overflow"].max() > 0
+    assert any("int32 accumulator" in w and "--learning-rate-shift 4" in w for w in forced.warnings)
+    adapted = emulate(str(path), 4, "svm", "ma-sgd", None, Options(kernels="corrected"))
+    assert adapted.workload.hp.learning_rate_shift == 3  # log2 of the batch of 8
+    assert "acc_overflow" not in adapted.trace.events or adapted.trace.events["acc_overflow"].max() == 0
+    assert adapted.history[-1]["test_accuracy"] >= 0.8
+    # the study's presets keep the study's shifts
+    assert resolve_hyperparams(YFCC, "svm", "ma-sgd", 2048, "weak")[0].learning_rate_shift == 6

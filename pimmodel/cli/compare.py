@@ -1,0 +1,151 @@
+"""``pimmodel compare``: one workload on PIM, the study's CPU and its GPU, side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..errors import SpecError
+from . import options as O
+
+if TYPE_CHECKING:
+    from ..specs import Workload
+
+NONE = "none"
+
+
+def _sweep_values(text: str | None, axis: str, default: list[int]) -> list[int]:
+    values = O.parse_int_list(text, "--sweep") if text else default
+    if any(v < 1 for v in values):
+        raise SpecError(f"--sweep takes positive {'DPU counts' if axis == 'dpus' else 'batch sizes'}, got {text}")
+    return values
+
+
+def compare_command(
+    optimizer: Annotated[str | None, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm; omit for all three.")]
+    = None,
+    hardware: O.Hardware = "upmem-2556",
+    dataset: O.Dataset = "yfcc100m-hnfc6",
+    model: O.Model = "lr",
+    dpus: Annotated[int, typer.Option("--dpus", help="DPUs of the PIM run.")] = 2048,
+    tasklets: O.Tasklets = 16,
+    scaling: O.Scaling = "weak",
+    epochs: O.Epochs = 10,
+    batch_size: O.BatchSize = None,
+    global_batch_size: O.GlobalBatch = None,
+    cpu: Annotated[str, typer.Option("--cpu", help="CPU spec (name in hardware_specs/cpu or a TOML file), or "
+                                     "'none'.")] = "amd-epyc-7742-2s",
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU spec (name in hardware_specs/gpu or a TOML file), or "
+                                     "'none'.")] = "nvidia-a100-pcie-80gb",
+    target: Annotated[float | None, typer.Option("--target", help="Accuracy (dense) or AUC (sparse) to reach; "
+                                                 "default: the highest every run reaches.")] = None,
+    divisor: Annotated[int | None, typer.Option("--stand-in-divisor", help="Train the accuracy stand-ins on 1/k "
+                                                "of each worker's rows (default 16 dense, 64 sparse; 1 = every "
+                                                "local step, slow).")] = None,
+    axis: Annotated[str, typer.Option("--break-even", help="Sweep for the break-even point: dpus, batch or "
+                                      "none.")] = "dpus",
+    sweep: Annotated[str | None, typer.Option("--sweep", help="Comma-separated values to sweep (default: powers "
+                                              "of two up to the spec's DPUs, or the batch x 1/4..8).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the metric-over-time and break-even figure "
+                                              "(.png/.svg/.pdf).")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="Calibration file (default: shipped).")]
+    = None,
+    json: O.Json = False,
+) -> None:
+    """Is PIM faster than the CPU or GPU for this training job, and when?
+
+    Time per epoch from the models (PIM cost model; the study's 128-process CPU baseline; its single-A100 GPU
+    baseline, unvalidated), accuracy or AUC per epoch from training reduced stand-ins for real, "reaches X at
+    T s" for every run, and the DPU count (or batch size) from which PIM's epoch is the shorter.
+    --json prints {"workload", "hardware", "metric", "target", "runs": [...], "break_even", "stand_in", "notes"}.
+    """
+    # lazy imports keep the CLI's cold start fast
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from ..baselines import load_cpu, load_gpu
+    from ..comparison import StandIn, break_even, compare
+    from ..errors import unknown
+    from ..specs.workload import OPTIMIZERS
+
+    if optimizer is not None and optimizer not in OPTIMIZERS:
+        raise unknown("optimizer", optimizer, OPTIMIZERS)
+    if axis not in ("dpus", "batch", NONE):
+        raise SpecError(f"--break-even must be dpus, batch or none, got {axis!r}")
+    if divisor is not None and divisor < 1:
+        raise SpecError(f"--stand-in-divisor must be a positive whole number, got {divisor}")
+    if target is not None and not 0.0 < target < 1.0:
+        raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
+    if plot is not None:
+        from ..report.plots import check_plot_path
+
+        check_plot_path(plot)
+    hw = O.hardware(hardware)
+    ds = O.dataset_from_options(dataset, None, None, None, None)
+    cpu_spec = None if cpu == NONE else load_cpu(cpu)
+    gpu_spec = None if gpu == NONE else load_gpu(gpu)
+    optimizers = [optimizer] if optimizer else list(OPTIMIZERS)
+    workloads = [O.make_workload(ds, model, o, dpus, tasklets, scaling, epochs, batch_size, global_batch_size)
+                 for o in optimizers]
+    stand_in = StandIn() if divisor is None else StandIn().with_divisor(divisor)
+
+    be = None
+    if axis != NONE and (cpu_spec or gpu_spec):
+        if axis == "dpus":
+            top = hw.dpus_available
+            counts = _sweep_values(sweep, axis, sorted({*(1 << k for k in range(6, top.bit_length())), dpus, top}))
+            values_of: Callable[[str], list[int]] = lambda _o: counts  # noqa: E731
+            make: Callable[[str, int], Workload] = lambda o, n: O.make_workload(  # noqa: E731
+                ds, model, o, n, tasklets, scaling, epochs, batch_size, global_batch_size)
+        else:
+            base = {w.optimizer: (w.hp.global_batch_size if w.optimizer == "ga-sgd" else w.hp.batch_size)
+                    for w in workloads}
+            given = O.parse_int_list(sweep, "--sweep") if sweep else None
+            values_of = lambda o: given or [max(1, base[o] * 2**k // 4) for k in range(6)]  # noqa: E731
+            make = lambda o, v: O.make_workload(  # noqa: E731
+                ds, model, o, dpus, tasklets, scaling, epochs, None if o == "ga-sgd" else v,
+                v if o == "ga-sgd" else None)
+        be = break_even(axis, make, optimizers, values_of, hw, cpu_spec, gpu_spec, calibration)
+
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("training stand-ins", total=None)
+
+        def say(text: str) -> None:
+            bar.update(task, description=f"training the {text} stand-in (cached after the first time)")
+
+        result = compare(workloads, hw, cpu_spec, gpu_spec, stand_in, target, calibration, be, say)
+    record = result.to_record()
+    if plot is not None:
+        from ..report.comparison import comparison_plot
+
+        comparison_plot(record, plot)
+    if json:
+        from ..report.json import emit
+
+        emit(record)
+        return
+    from ..report.comparison import break_even_table, runs_table
+    from ..report.tables import print_table
+
+    print_table(runs_table(record))
+    for r in result.runs:
+        typer.echo(r.reaches(result.target))
+    if be is not None:
+        print_table(break_even_table(record))
+        for line in be.sentences():
+            typer.echo(line)
+        for line in be.skipped:
+            typer.echo(f"skipped {line}", err=True)
+    for note in record["notes"]:
+        typer.echo(f"note: {note}", err=True)
+    if plot is not None:
+        typer.echo(f"wrote {plot}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_command)

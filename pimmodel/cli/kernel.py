@@ -1,0 +1,141 @@
+"""``pimmodel kernel``: predict the PrIM kernels of the real-hardware data set, list them, re-run the hardware fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from . import options as O
+
+Name = Annotated[str | None, typer.Option("--name", help="PrIM kernel (see --list), e.g. VA.")]
+Dpus = Annotated[str, typer.Option("--dpus", help="DPU counts, comma-separated.")]
+Size = Annotated[str | None, typer.Option("--size", help="Sizes, comma-separated: what the data set's "
+                                          "data_prep_param means for the kernel (see --list).")]
+ListKernels = Annotated[bool, typer.Option("--list", help="Name the kernels and what their size means.")]
+Fit = Annotated[bool, typer.Option("--fit", help="Re-run the hardware fit on the real measurements "
+                                   "(validation/upimulator-hw.csv) instead of predicting.")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="With --fit: write the calibration (JSON) "
+                                             "here; the shipped one is data/calibration/hardware-upmem-2556.json.")]
+NoCv = Annotated[bool, typer.Option("--no-cv", help="With --fit: skip the leave-one-kernel-out refits.")]
+FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fit: also fit the per-rank push and pull "
+                                             "bandwidths (PrIM's microbenchmark values otherwise stay).")]
+
+
+def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = None, hardware: O.Hardware = "upmem-2556",
+                   list_kernels: ListKernels = False, fit: Fit = False, output: Output = None, no_cv: NoCv = False,
+                   fit_bandwidths: FitBandwidths = False, json: O.Json = False) -> None:
+    """Predict a PrIM kernel's time and its host transfers for every DPU count x size.
+
+    --json prints {"points": [{"kernel", "dpus", "size", "kernel_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}]};
+    size means what the data set's data_prep_param means for the kernel (--list says it). --fit re-runs the
+    hardware calibration: it fits the kernel-time constants (launch, DMA/compute overlap, barrier) and the host
+    transfer constants (call overheads, WRAM reads, in-rank scaling) to the real measurements of every kernel but
+    VA, GEMV and RED (the test kernels), prints the constants, the errors per kernel and their leave-one-kernel-out
+    cross-validation (about 15 s), and with --output writes the calibration file; the spec's F constants come from
+    the shipped one (data/calibration/hardware-upmem-2556.json).
+    """
+    if list_kernels:
+        return _list(json)
+    if fit:
+        return _fit(hardware, output, not no_cv, fit_bandwidths, json)
+    from ..errors import SpecError  # lazy imports keep the CLI's cold start fast
+
+    if name is None or size is None:
+        raise SpecError("pimmodel kernel needs --name and --size (or --list, or --fit), e.g. --name VA --size 524288")
+    _predict(name.upper(), O.parse_int_list(dpus, "--dpus"), O.parse_int_list(size, "--size"), hardware, json)
+
+
+def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, json: bool) -> None:
+    from ..calibration.measurements import predict_point  # lazy imports keep the CLI's cold start fast
+    from ..errors import SpecError
+    from ..kernels.prim import describe
+
+    hw = O.hardware(hardware)
+    for n in dpu_list:
+        if not 1 <= n <= hw.dpus_available:
+            raise SpecError(f"--dpus: {n} is not in [1, {hw.dpus_available}] DPUs of {hw.name}")
+    points = []
+    for n in dpu_list:
+        for s in sizes:
+            describe(name, n, s)  # checks the name and the size first: one-line error
+            points.append({"kernel": name, "dpus": n, "size": s, **predict_point(name, n, s, hw)})
+    if json:
+        from ..report.json import emit
+
+        emit({"points": points})
+        return
+    _table(f"{name} on {hw.name}", ("DPUs", "size", "kernel ms", "CPU->DPU ms", "DPU->CPU ms"),
+           [(str(p["dpus"]), f"{p['size']:,}", f"{p['kernel_ms']:.4g}", f"{p['cpu_to_dpu_ms']:.4g}",
+             f"{p['dpu_to_cpu_ms']:.4g}") for p in points])
+
+
+def _list(json: bool) -> None:
+    from ..calibration.measurements import TEST_KERNELS  # lazy imports keep the CLI's cold start fast
+    from ..kernels.prim import kernels
+
+    rows = [{"kernel": k.name, "size": k.size, "test": k.name in TEST_KERNELS} for k in kernels().values()]
+    if json:
+        from ..report.json import emit
+
+        emit({"kernels": rows})
+        return
+    _table("PrIM kernels of the real-hardware data set", ("kernel", "size (data_prep_param)", "role"),
+           [(str(r["kernel"]), str(r["size"]), "test (never fitted)" if r["test"] else "fitted") for r in rows])
+
+
+def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: bool, json: bool) -> None:
+    from ..atomic import check_writable  # lazy imports keep the CLI's cold start fast
+    from ..calibration.hardware import BANDWIDTH_CONSTANTS, HOST_CONSTANTS, calibrate_hardware
+    from ..calibration.measurements import load_measurements
+
+    if output is not None:
+        check_writable(output, "calibration")
+    hw = O.hardware(hardware)
+    host = HOST_CONSTANTS + (BANDWIDTH_CONSTANTS if bandwidths else ())
+    result = calibrate_hardware(hw, load_measurements(), cross_validate, host_constants=host,
+                                label=f"{output.name if output else 'unsaved'} (hardware fit of {hw.name})")
+    if output is not None:
+        result.write(output)
+    record = result.to_json()
+    if json:
+        from ..report.json import emit
+
+        emit(record)
+    else:
+        _print_fit(record)
+    if output is not None:
+        typer.echo(f"hardware calibration written to {output}", err=True)
+
+
+def _print_fit(record: dict[str, Any]) -> None:
+    for group, fit in record["fits"].items():
+        _table(f"{group} constants fitted on {len(fit['points'])} points (± standard error)",
+               ("constant", "value", "std error", "start"),
+               [(n, f"{c['value']:.4g}", f"{c['std_error']:.2g}", f"{c['start']:.4g}")
+                for n, c in fit["constants"].items()])
+    _table("error against real hardware per kernel, MAPE % (test kernels never fitted; CV: leave one kernel out)",
+           ("kernel", "role", "kernel", "CV", "CPU->DPU", "CV", "DPU->CPU", "CV", "uPIMulator"),
+           [(e["kernel"], e["role"], *(f"{e[k]:.1f}" for k in ("kernel_mape", "cv_kernel_mape", "cpu_to_dpu_mape",
+                                                              "cv_cpu_to_dpu_mape", "dpu_to_cpu_mape",
+                                                              "cv_dpu_to_cpu_mape", "upimulator_kernel_mape")))
+            for e in record["errors"]])
+    _table("over all points", ("quantity", "MAPE %"), [(k, f"{v:.1f}") for k, v in record["summary"].items()])
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    from rich.table import Table  # lazy imports keep the CLI's cold start fast
+
+    from ..report.tables import stdout_console
+
+    table = Table(title=title)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    stdout_console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("kernel")(kernel_command)

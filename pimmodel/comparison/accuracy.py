@@ -1,0 +1,201 @@
+"""Accuracy (dense, YFCC-like) or ROC AUC (sparse, Criteo-like) after each epoch, from training for real on a
+reduced stand-in of the job.
+
+What a curve keeps from the full job (``TrainingJob``): the algorithm, the model, each worker's batch per local
+step (a DPU's or a CPU process's; GA-SGD: its share of the global batch), the learning-rate, decay and ADMM shifts
+and the number of epochs. What it shrinks, the same way for every platform so that curves stay comparable
+(``StandIn``): 8 workers instead of N DPUs or 128 processes, 1/k of each worker's rows (so 1/k of the local steps of
+a full epoch: k = 16 dense, 64 sparse by default; at most 65,536 dense or 49,152 sparse rows per worker) and 64 of
+4,096 dense features. A stand-in curve therefore
+understates how far a full epoch gets; it says which optimizer and platform learns faster per epoch, not the
+study's absolute accuracy. ``--stand-in-divisor 1`` runs every local step (slow).
+
+- ``pim``: the emulator in Q31 fixed point with the workload's kernels (the study's quirks included);
+- ``cpu`` / ``gpu``: the emulator in float64 with the PyTorch baselines' conventions (hinge margin 0.5; Criteo LR
+  and SVM class weights 0.5 / 15, ``baseline/smodel.py``). The study's CPU ADMM penalises ``w + u - z`` inside the
+  loss (L1 for LR); the stand-in runs PIM's ADMM in float64 instead, and says so.
+
+Curves are cached on disk (``$PIMMODEL_CACHE_DIR``, default ``~/.cache/pimmodel``), keyed by every input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError, unknown
+
+PLATFORMS = ("pim", "cpu", "gpu")
+CACHE_VERSION = 1
+CRITEO_CLASS_WEIGHTS = (0.5, 15.0)
+"""The CPU baseline's weights of negative and positive rows on Criteo (``baseline/smodel.py``, backward_lr/svm)."""
+BASELINE_HINGE_MARGIN = 0.5
+"""``HingeLoss(margin=0.5)`` of the baselines (``baseline/model.py``, ``smodel.py``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingJob:
+    """What decides a run's statistics, at the full deployment. ``batch_per_worker``: rows each worker takes per
+    local step (GA-SGD: its share of the global batch; the GPU's single worker: the whole batch)."""
+
+    platform: str
+    model: str
+    optimizer: str
+    layout: str
+    workers: int
+    rows_per_worker: int
+    batch_per_worker: int
+    learning_rate_shift: int
+    reg_shift: int
+    admm_alpha_shift: int = 0
+    task_epochs: int = 1
+    epochs: int = 10
+    kernels: str = "study"
+
+    def __post_init__(self) -> None:
+        if self.platform not in PLATFORMS:
+            raise unknown("platform", self.platform, PLATFORMS)
+        for key in ("workers", "rows_per_worker", "batch_per_worker", "epochs", "task_epochs"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(f"training job: {key} must be a positive whole number, got {value!r}")
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """Local steps per worker per epoch at the full deployment (the last batch may be partial)."""
+        return self.task_epochs * -(-self.rows_per_worker // self.batch_per_worker)
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """How a curve's training is reduced (the same for every platform of a comparison)."""
+
+    workers: int = 8
+    dense_divisor: int = 16
+    sparse_divisor: int = 64
+    dense_features: int = 64
+    sparse_features: int = 100_000
+    dense_max_rows: int = 65_536
+    sparse_max_rows: int = 49_152
+    """at most this many rows per stand-in worker (bounds the time of a curve; a job cut by it makes a smaller
+    fraction of its steps, which its source says)."""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for key in ("workers", "dense_divisor", "sparse_divisor", "dense_features", "sparse_features",
+                    "dense_max_rows", "sparse_max_rows"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(f"stand-in {key} must be a positive whole number, got {value!r}")
+
+    def divisor(self, layout: str) -> int:
+        return self.dense_divisor if layout == "dense" else self.sparse_divisor
+
+    def features(self, layout: str) -> int:
+        return self.dense_features if layout == "dense" else self.sparse_features
+
+    def shape(self, job: TrainingJob) -> tuple[int, int, int]:
+        """(workers, rows per worker, batch per worker) of the stand-in: at most ``workers`` workers, 1/k of each
+        one's rows (at least one local batch). A float GA-SGD job on fewer workers (the GPU's one) is split over
+        the stand-in's workers: averaging their gradients is the same update as one worker's whole batch."""
+        workers, rows, batch = min(self.workers, job.workers), job.rows_per_worker, job.batch_per_worker
+        if job.platform != "pim" and job.optimizer == "ga-sgd" and workers < self.workers:
+            split = self.workers // workers
+            while split > 1 and batch % split:
+                split //= 2
+            workers, rows, batch = workers * split, -(-rows // split), batch // split
+        cap = self.dense_max_rows if job.layout == "dense" else self.sparse_max_rows
+        return workers, max(batch, min(cap, rows // self.divisor(job.layout))), batch
+
+    def with_divisor(self, divisor: int) -> StandIn:
+        return replace(self, dense_divisor=divisor, sparse_divisor=divisor)
+
+    def describe(self, job: TrainingJob) -> str:
+        workers, rows, batch = self.shape(job)
+        steps = job.task_epochs * -(-rows // batch)
+        return (f"{workers} workers x {rows:,} rows x {self.features(job.layout):,} features "
+                f"({steps:,} of the full epoch's {job.steps_per_epoch:,} local steps)")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The metric after each epoch of one stand-in run, and how it was obtained."""
+
+    metric: str
+    """``accuracy`` (test accuracy, dense data) or ``auc`` (test ROC AUC, sparse data, as the study reports)."""
+    per_epoch: tuple[float, ...]
+    source: str
+
+    def epochs_to(self, target: float) -> int | None:
+        """The first epoch (1-based) whose metric reaches ``target``, or None."""
+        return next((k + 1 for k, v in enumerate(self.per_epoch) if v >= target), None)
+
+    @property
+    def final(self) -> float:
+        return self.per_epoch[-1]
+
+
+def metric_of(layout: str) -> str:
+    return "accuracy" if layout == "dense" else "auc"
+
+
+def _cache_path(key: dict[str, Any]) -> Path:
+    base = os.environ.get("PIMMODEL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pimmodel")
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    return Path(base) / "curves" / f"{digest}.json"
+
+
+def _emulation(job: TrainingJob, s: StandIn) -> tuple[str, int, str, dict[str, int], Any]:
+    """The emulator call that stands in for ``job``: dataset, workers, optimizer, hyper-parameters, options."""
+    from ..emulator.api import Options  # the emulator loads only when a curve is computed (the CLI's cold start)
+
+    workers, rows, batch = s.shape(job)
+    shifts = {"learning_rate_shift": job.learning_rate_shift, "reg_shift": job.reg_shift}
+    if job.optimizer == "ga-sgd":
+        hyper = {**shifts, "global_batch_size": batch * workers}
+    else:
+        hyper = {**shifts, "batch_size": batch}
+        if job.optimizer == "admm":
+            hyper |= {"admm_alpha_shift": job.admm_alpha_shift, "task_epochs": job.task_epochs}
+    pim = job.platform == "pim"
+    options = Options(
+        epochs=job.epochs, samples_per_dpu=rows, features=s.features(job.layout),
+        arithmetic="fixed" if pim else "float64", seed=s.seed, kernels=job.kernels if pim else "corrected",
+        svm_margin=None if pim else BASELINE_HINGE_MARGIN,
+        class_weights=None if pim or job.layout == "dense" else CRITEO_CLASS_WEIGHTS)
+    dataset = "synthetic-yfcc" if job.layout == "dense" else "synthetic-criteo"
+    return dataset, workers, job.optimizer, hyper, options
+
+
+def curve(job: TrainingJob, stand_in: StandIn = StandIn(), progress: Any = None) -> Curve:
+    """The metric after each of ``job.epochs`` epochs of ``job``'s stand-in (computed once, then cached)."""
+    dataset, workers, optimizer, hyper, options = _emulation(job, stand_in)
+    key = {"version": CACHE_VERSION, "dataset": dataset, "workers": workers, "model": job.model,
+           "optimizer": optimizer, "hyper": hyper, "options": asdict(options)}
+    path = _cache_path(key)
+    metric = metric_of(job.layout)
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return Curve(metric, tuple(float(v) for v in data["per_epoch"]), str(data["source"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a damaged cache entry is recomputed and replaced
+    from ..emulator.api import emulate  # lazy: see _emulation
+
+    run = emulate(dataset, workers, job.model, optimizer, hyper, options, progress)
+    values = tuple(float(h["test_accuracy" if metric == "accuracy" else "auc"]) for h in run.history)
+    kind = "Q31 emulation of the PIM kernels" if job.platform == "pim" else "float64 training (baseline conventions)"
+    note = "; ADMM in PIM's formulation" if job.platform == "cpu" and job.optimizer == "admm" else ""
+    source = f"{kind}: {stand_in.describe(job)}{note}"
+    from ..atomic import WriteError, write_text  # lazy like the emulator
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps({"per_epoch": values, "source": source, "key": key}))
+    except (OSError, WriteError):
+        pass  # an unwritable cache costs time on the next run, never the result
+    return Curve(metric, values, source)

@@ -1,0 +1,191 @@
+"""``pimmodel compare``: one workload on PIM (any spec), the study's CPU and its GPU, side by side - time per epoch,
+the metric per epoch, time to a target - and the break-even point over DPU counts or batch sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..api import CalibrationLike, HardwareLike, hardware_of, predict
+from ..baselines import BaselinePrediction, CpuSpec, GpuSpec, cpu_workload_of, gpu_workload_of
+from ..errors import PimModelError, SpecError
+from ..specs import HardwareSpec, Workload
+from .accuracy import StandIn, curve
+from .platforms import cpu_epoch, cpu_job, gpu_epoch, gpu_job, pim_job
+from .timeline import Run, default_target
+
+PLATFORMS = ("pim", "cpu", "gpu")
+BREAK_EVEN_AXES = ("dpus", "batch")
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """Per-epoch time of PIM against CPU and GPU along one axis (DPU count or batch size), per optimizer."""
+
+    axis: str
+    points: tuple[dict[str, Any], ...]
+    overtakes: dict[str, dict[str, int | None]]
+    """optimizer -> {"cpu": v, "gpu": v}: the smallest swept value from which PIM's epoch is shorter at every
+    larger swept value (None: never within the sweep)."""
+    skipped: tuple[str, ...] = ()
+
+    def to_record(self) -> dict[str, Any]:
+        return {"axis": self.axis, "points": list(self.points), "pim_overtakes_at": self.overtakes,
+                "skipped": list(self.skipped),
+                "basis": "time per epoch, the same epochs on every platform (accuracy per epoch is in runs)"}
+
+    def sentences(self) -> list[str]:
+        out = []
+        for optimizer, per in self.overtakes.items():
+            for device, v in per.items():
+                swept = [p[self.axis] for p in self.points if p["optimizer"] == optimizer
+                         and p.get(f"speedup_over_{device}") is not None]
+                if not swept:
+                    continue
+                what = "DPUs" if self.axis == "dpus" else "batch size"
+                if v is None:
+                    out.append(f"{optimizer}: PIM's epoch never beats the {device.upper()}'s within {what} "
+                               f"{min(swept):,}..{max(swept):,}")
+                elif v == min(swept):
+                    out.append(f"{optimizer}: PIM's epoch beats the {device.upper()}'s at every swept {what} "
+                               f"({min(swept):,}..{max(swept):,})")
+                else:
+                    out.append(f"{optimizer}: PIM's epoch beats the {device.upper()}'s from {v:,} {what} on")
+        return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    workloads: tuple[Workload, ...]
+    hardware: str
+    runs: tuple[Run, ...]
+    target: float
+    stand_in: StandIn
+    break_even: BreakEven | None
+    notes: tuple[str, ...]
+
+    def to_record(self) -> dict[str, Any]:
+        w = self.workloads[0]
+        return {
+            "workload": {"dataset": w.dataset.name, "model": w.model, "dpus": w.dpus, "scaling": w.scaling,
+                         "epochs": w.epochs, "rows": w.train_rows, "optimizers": [x.optimizer for x in self.workloads]},
+            "hardware": self.hardware, "metric": self.runs[0].curve.metric if self.runs else None,
+            "target": self.target, "runs": [r.to_record(self.target) for r in self.runs],
+            "break_even": self.break_even.to_record() if self.break_even else None,
+            "stand_in": {"workers": self.stand_in.workers, "dense_divisor": self.stand_in.dense_divisor,
+                         "sparse_divisor": self.stand_in.sparse_divisor,
+                         "dense_features": self.stand_in.dense_features,
+                         "sparse_features": self.stand_in.sparse_features},
+            "notes": list(self.notes),
+        }
+
+
+def _time_model(p: BaselinePrediction) -> dict[str, Any]:
+    return {"spec": p.spec, "bottleneck": p.bottleneck, "validated": p.validated, "validation": p.validation,
+            "per_epoch_s": dict(p.per_epoch_s)}
+
+
+def runs_of(workloads: Sequence[Workload], hw: HardwareSpec, cpu: CpuSpec | None, gpu: GpuSpec | None,
+            stand_in: StandIn = StandIn(), calibration: CalibrationLike = None,
+            progress: Callable[[str], None] | None = None) -> list[Run]:
+    """Every platform's run of the workloads (one GPU run per model: it runs mini-batch SGD whatever the PIM
+    optimizer). ``progress`` is told what is being trained before each curve."""
+    say = progress or (lambda _text: None)
+    runs: list[Run] = []
+    for w in workloads:
+        job = pim_job(w)
+        say(f"PIM {w.optimizer}")
+        p = predict(w, hw, calibration=calibration)
+        runs.append(Run("pim", w.optimizer, p.per_epoch_total_s, curve(job, stand_in), job,
+                        {"spec": hw.name, "bottleneck": p.bottleneck, "calibration": p.calibration,
+                         "validation": "cost model (see `pimmodel validate`)",
+                         "per_epoch_s": p.to_record()["per_epoch_s"]}))
+        if cpu is not None:
+            bw = cpu_workload_of(w)
+            say(f"CPU {w.optimizer}")
+            cp = cpu_epoch(w, cpu)
+            runs.append(Run("cpu", w.optimizer, cp.epoch_s, curve(cpu_job(w, bw), stand_in), cpu_job(w, bw),
+                            _time_model(cp)))
+    if gpu is not None:
+        w = workloads[0]
+        bw = gpu_workload_of(w)
+        say("GPU mini-batch SGD")
+        gp = gpu_epoch(w, gpu)
+        runs.append(Run("gpu", "sgd", gp.epoch_s, curve(gpu_job(w, bw), stand_in), gpu_job(w, bw),
+                        _time_model(gp)))
+    return runs
+
+
+def _overtakes(values: list[int], speedups: list[float | None]) -> int | None:
+    """The smallest value from which every speedup is >= 1 (values ascending), else None."""
+    first: int | None = None
+    for v, s in zip(values, speedups, strict=True):
+        if s is None:
+            continue
+        first = (v if first is None else first) if s >= 1.0 else None
+    return first
+
+
+def break_even(axis: str, make: Callable[[str, int], Workload], optimizers: Sequence[str],
+               values_of: Callable[[str], Sequence[int]], hw: HardwareSpec, cpu: CpuSpec | None, gpu: GpuSpec | None,
+               calibration: CalibrationLike = None) -> BreakEven:
+    """PIM's time per epoch against CPU and GPU for ``make(optimizer, value)`` at every value of
+    ``values_of(optimizer)``; a value the workload or the hardware refuses is skipped with its reason."""
+    if axis not in BREAK_EVEN_AXES:
+        raise SpecError(f"--break-even must be one of {', '.join(BREAK_EVEN_AXES)}, got {axis!r}")
+    points: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    overtakes: dict[str, dict[str, int | None]] = {}
+    for optimizer in optimizers:
+        rows: list[dict[str, Any]] = []
+        for v in sorted(set(values_of(optimizer))):
+            try:
+                w = make(optimizer, v)
+                pim_s = predict(w, hw, calibration=calibration).per_epoch_total_s
+            except PimModelError as exc:
+                skipped.append(f"{optimizer} at {axis} {v:,}: {exc}")
+                continue
+            point: dict[str, Any] = {"optimizer": optimizer, axis: v, "pim_epoch_s": pim_s,
+                                     "rows": w.train_rows}
+            others = {"cpu": cpu_epoch(w, cpu).epoch_s if cpu else None,
+                      "gpu": gpu_epoch(w, gpu).epoch_s if gpu else None}
+            for device, other in others.items():
+                if other is not None:
+                    point[f"{device}_epoch_s"] = other
+                    point[f"speedup_over_{device}"] = other / pim_s
+            rows.append(point)
+        points += rows
+        swept = [r[axis] for r in rows]
+        overtakes[optimizer] = {d: _overtakes(swept, [r.get(f"speedup_over_{d}") for r in rows])
+                                for d, spec in (("cpu", cpu), ("gpu", gpu)) if spec is not None}
+    return BreakEven(axis, tuple(points), overtakes, tuple(skipped))
+
+
+def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec | None, gpu: GpuSpec | None,
+            stand_in: StandIn = StandIn(), target: float | None = None, calibration: CalibrationLike = None,
+            break_even_of: BreakEven | None = None, progress: Callable[[str], None] | None = None) -> Comparison:
+    """The whole comparison (``break_even_of``: computed by the caller with ``break_even``, or None)."""
+    if not workloads:
+        raise SpecError("compare needs at least one optimizer")
+    hw = hardware_of(hardware)
+    runs = runs_of(workloads, hw, cpu, gpu, stand_in, calibration, progress)
+    if target is not None and not 0.0 < target < 1.0:
+        raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
+    chosen = default_target(runs) if target is None else target
+    notes = [
+        "time = predicted time per epoch x epochs (data loading and evaluation left out, as in the study's "
+        "time-to-accuracy figures)",
+        f"{runs[0].curve.metric} per epoch from stand-in training (pimmodel.comparison.accuracy): "
+        f"{stand_in.workers} workers, 1/{stand_in.divisor(workloads[0].dataset.layout)} of each worker's rows; "
+        "it orders optimizers and platforms, it does not reproduce the study's absolute accuracy",
+    ]
+    if target is None:
+        notes.append(f"target {chosen:.3f}: the highest {runs[0].curve.metric} every run reaches (--target sets "
+                     "another)")
+    if gpu is not None:
+        notes.append("GPU: single-GPU mini-batch SGD, batch 4,096, whatever the PIM optimizer; its time model is "
+                     "unvalidated (no GPU here)")
+        if workloads[0].dataset.layout == "sparse":
+            notes.append("the study ran no GPU baseline on sparse data; the GPU run here is this tool's extension")
+    return Comparison(tuple(workloads), hw.name, tuple(runs), chosen, stand_in, break_even_of, tuple(notes))

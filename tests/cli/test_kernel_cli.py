@@ -1,0 +1,66 @@
+"""`pimmodel kernel`: the --json record of the cross product, --list, --fit, bad input as one line with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KEYS = {"kernel", "dpus", "size", "kernel_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pimmodel", "kernel", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_json_is_the_cross_product() -> None:
+    res = run("--name", "VA", "--dpus", "1,4,16,64", "--size", "524288,2097152", "--json")
+    assert res.returncode == 0, res.stderr
+    points = json.loads(res.stdout)["points"]
+    assert [(p["dpus"], p["size"]) for p in points] == [(n, s) for n in (1, 4, 16, 64) for s in (524288, 2097152)]
+    assert all(set(p) == KEYS and p["kernel"] == "VA" and p["kernel_ms"] > 0 for p in points)
+    # strong scaling: more DPUs, less time per kernel
+    assert points[0]["kernel_ms"] > points[2]["kernel_ms"] > points[4]["kernel_ms"] > points[6]["kernel_ms"]
+
+
+def test_table_and_hardware_option() -> None:
+    res = run("--name", "GEMV", "--dpus", "4", "--size", "8192", "--hardware", "upmem-640")
+    assert res.returncode == 0 and "GEMV on upmem-640" in res.stdout
+
+
+def test_list_names_the_kernels() -> None:
+    res = run("--list", "--json")
+    assert res.returncode == 0
+    rows = json.loads(res.stdout)["kernels"]
+    assert len(rows) == 13 and {r["kernel"] for r in rows if r["test"]} == {"VA", "GEMV", "RED"}
+    assert "SCAN-RSS" in run("--list").stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("--name", "VX", "--size", "4"), "VA"),
+    (("--name", "VA", "--size", "0"), "size"),
+    (("--name", "VA", "--size", "12,x"), "--size"),
+    (("--name", "VA", "--size", "1024", "--dpus", "0"), "--dpus"),
+    (("--name", "VA",), "--size"),
+    (("--name", "BS", "--size", "2147483648", "--dpus", "64"), "MRAM"),
+])
+def test_bad_input_is_one_line_exit_2(args: tuple[str, ...], needle: str) -> None:
+    res = run(*args)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and needle in res.stderr and "Traceback" not in res.stderr
+
+
+def test_fit_writes_a_calibration(tmp_path: Path) -> None:
+    out = tmp_path / "hw.json"
+    res = run("--fit", "--no-cv", "--fit-bandwidths", "--output", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    record = json.loads(res.stdout)
+    assert set(record["fits"]) == {"kernel", "host"}
+    assert "pull_bytes_per_s_per_rank" in record["fits"]["host"]["constants"]
+    assert json.loads(out.read_text())["fits"]["kernel"]["constants"].keys() == record["fits"]["kernel"][
+        "constants"].keys()
+    assert not any(p[0] in ("VA", "GEMV", "RED") for p in record["fits"]["kernel"]["points"])

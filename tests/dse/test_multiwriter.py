@@ -1,0 +1,27 @@
+"""Many writers on one study: two `pimmodel explore --workers 2` processes (4 writers, as on two
+machines) on one PostgreSQL database and on one journal file. The study must load with every trial,
+numbered 0..n-1 once each, and each writer's share complete.
+
+The journal test writes 4,000 trials, the PostgreSQL test 400: each RDB trial goes through Optuna's
+create_new_trial under its study lock (about 20-40 trials per second on 2 cores), so 4,000 take minutes;
+the full-size PostgreSQL run is tests/benchmarks/test_dse_speed.py::test_postgres_4000_trials_4_writers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from multiwriter import check_study, explore_concurrently
+
+from pimmodel.dse.storage import open_storage
+
+
+def test_postgres_four_writers_in_two_processes(postgres_storage: str) -> None:
+    records = explore_concurrently(postgres_storage, 200)
+    check_study(postgres_storage, 400, records)
+
+
+def test_journal_four_writers_in_two_processes(tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'shared.log'}"
+    records = explore_concurrently(url, 2000)
+    check_study(open_storage(url, must_exist=True), 4000, records)

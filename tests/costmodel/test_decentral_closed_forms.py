@@ -2,10 +2,11 @@
 decentral.py``, ``kernels/exchange.py``) and the spec files, at the study's scale (YFCC LR, 2,048 DPUs, weak
 scaling: 3,328 rows per DPU, b = 8, so 416 local steps per epoch; GA's B = 8,192, so 832 rounds).
 
-upmem-2556 constants used: 350 MHz, 16 tasklets (>= the revolver's 11: one instruction per cycle), a barrier
-16 x 12 x 11 = 2,112 cycles, int32 shift 1, int64 add 2, int64 shift 4 instructions, 30 us per transfer call,
-push / pull / broadcast 6.68 / 4.74 / 16.88 GB/s per rank x 32^0.75 ranks, launch 0.6 ms, host reduction
-16 threads x 5 GB/s = 80 GB/s, 17 threads x 15 us of pthread create/join per reduction."""
+upmem-2556 constants used: 350 MHz, 16 tasklets (>= the revolver's 11: one instruction per cycle), int32 shift 1,
+int64 add 2, int64 shift 4 instructions, host reduction 16 threads x 5 GB/s = 80 GB/s, 17 threads x 15 us of
+pthread create/join per reduction, 32 full ranks (bandwidth x 32^0.75); the fitted constants are read from the
+spec (``hw``): the barrier's instructions per tasklet (16 x that x 11 cycles), the transfer call overhead and a
+pull's extra, the push / pull / broadcast bandwidths per rank, the launch overhead."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ from pimmodel.specs import YFCC, Workload, load_hardware
 N, D, F = 2048, 4096, 350e6
 RANKS = 32**0.75
 V_MODEL = 4 * D + 8  # int32 model + int64 bias
-CALL = 30e-6
-BARRIER_CYCLES = 16 * 12 * 11
+UPMEM = load_hardware("upmem-2556")
+CALL, PULL_CALL = UPMEM.transfer_call_overhead_s, UPMEM.transfer_call_overhead_s + UPMEM.pull_call_extra_s
+PUSH, PULL, BROADCAST = (UPMEM.push_bytes_per_s_per_rank, UPMEM.pull_bytes_per_s_per_rank,
+                         UPMEM.broadcast_bytes_per_s_per_rank)
+LAUNCH = UPMEM.launch_overhead_s + UPMEM.launch_per_dpu_s
+BARRIER_CYCLES = 16 * UPMEM.barrier_instructions_per_tasklet * 11
 
 
 def _hw(name: str = "upmem-2556", **changes: object):  # type: ignore[no-untyped-def]
@@ -44,7 +49,7 @@ def test_dpsgd_on_the_torus() -> None:
     assert dp["host_to_pim"] == pytest.approx(link, rel=1e-12) and dp["link"] == pytest.approx(link, rel=1e-12)
     assert dp["pim_to_host"] == dp["host_aggregate"] == dp["bytes_host_to_pim"] == dp["bytes_pim_to_host"] == 0
     assert dp["bytes_link"] == pytest.approx(N * 416 * 4 * V_MODEL, rel=1e-12)
-    assert dp["launch"] == pytest.approx(0.6e-3, rel=1e-12)
+    assert dp["launch"] == pytest.approx(LAUNCH, rel=1e-12)
     assert dp["dmas_read"] == pytest.approx(ma["dmas_read"] + 416 * 40 - 415, rel=1e-12)
     assert dp["dmas_write"] == pytest.approx(ma["dmas_write"] + 416 * 8 - 415, rel=1e-12)
     mix_cycles = D * (5 * 1 + 4 * 2 + 5 + 5) + 5 * 4 + 4 * 2
@@ -68,7 +73,7 @@ def test_allreduce_sgd_link_time(topology: str) -> None:
     assert raw["pim_to_host"] == pytest.approx(832 * half, rel=1e-12)
     assert raw["host_to_pim"] == pytest.approx(832 * half, rel=1e-12)
     assert raw["bytes_link"] == pytest.approx(N * 832 * 2 * 2047 * v / N, rel=1e-12)
-    assert raw["host_aggregate"] == 0 and raw["launch"] == pytest.approx(0.6e-3, rel=1e-12)
+    assert raw["host_aggregate"] == 0 and raw["launch"] == pytest.approx(LAUNCH, rel=1e-12)
 
 
 def test_local_sgd_every_8_steps() -> None:
@@ -76,13 +81,13 @@ def test_local_sgd_every_8_steps() -> None:
     2,048 x 4,096 int32 models plus 17 pthreads, and one launch; the DPUs still make 416 local steps."""
     raw = raw_floats(_w("local-sgd", sync_every=8), _hw())
     ma = raw_floats(_w("ma-sgd"), _hw())
-    push = 2 * CALL + N * V_MODEL / (6.68e9 * RANKS)
-    pull = 2 * CALL + N * V_MODEL / (4.74e9 * RANKS)
+    push = 2 * CALL + N * V_MODEL / (PUSH * RANKS)
+    pull = 2 * PULL_CALL + N * V_MODEL / (PULL * RANKS)
     assert raw["rounds"] == 52
     assert raw["host_to_pim"] == pytest.approx(52 * push, rel=1e-12)
     assert raw["pim_to_host"] == pytest.approx(52 * pull, rel=1e-12)
     assert raw["host_aggregate"] == pytest.approx(52 * (N * D * 4 / 80e9 + 17 * 15e-6), rel=1e-12)
-    assert raw["launch"] == pytest.approx(52 * 0.6e-3, rel=1e-12)
+    assert raw["launch"] == pytest.approx(52 * LAUNCH, rel=1e-12)
     assert raw["dpu_compute"] == pytest.approx(ma["dpu_compute"] - 364 * 2 * BARRIER_CYCLES / F, rel=1e-12)
 
 
@@ -91,8 +96,8 @@ def test_hier_sgd_through_the_host_broadcasts_only_global_averages() -> None:
     as one buffer for all DPUs (a broadcast when the host broadcasts), the 364 rank averages as a parallel push."""
     hw = _hw(broadcast_identical_pushes=1)
     raw, ma = raw_floats(_w("hier-sgd"), hw), raw_floats(_w("ma-sgd"), hw)
-    parallel = 2 * CALL + N * V_MODEL / (6.68e9 * RANKS)
-    broadcast = 2 * CALL + N * V_MODEL / (16.88e9 * RANKS)
+    parallel = 2 * CALL + N * V_MODEL / (PUSH * RANKS)
+    broadcast = 2 * CALL + N * V_MODEL / (BROADCAST * RANKS)
     assert raw["rounds"] == 416 and _w("hier-sgd").sync_every == 8
     assert raw["host_to_pim"] == pytest.approx(364 * parallel + 52 * broadcast, rel=1e-12)
     assert ma["host_to_pim"] == pytest.approx(416 * broadcast, rel=1e-12)
@@ -108,8 +113,8 @@ def test_hier_sgd_over_in_rank_links() -> None:
     raw = raw_floats(_w("hier-sgd"), hw)
     link = 416 * 2 * 63 * (1e-6 + V_MODEL / 64 / 2e9)
     assert raw["link"] == pytest.approx(link, rel=1e-12)
-    assert raw["pim_to_host"] == pytest.approx(link / 2 + 52 * (CALL + N * 264 / (4.74e9 * RANKS)), rel=1e-12)
-    assert raw["host_to_pim"] == pytest.approx(link / 2 + 52 * (CALL + N * 264 / (6.68e9 * RANKS)), rel=1e-12)
+    assert raw["pim_to_host"] == pytest.approx(link / 2 + 52 * (PULL_CALL + N * 264 / (PULL * RANKS)), rel=1e-12)
+    assert raw["host_to_pim"] == pytest.approx(link / 2 + 52 * (CALL + N * 264 / (PUSH * RANKS)), rel=1e-12)
     assert raw["bytes_pim_to_host"] == raw["bytes_host_to_pim"] == 52 * N * 264
     assert raw["host_aggregate"] == pytest.approx(52 * (32 * V_MODEL / 80e9 + 17 * 15e-6), rel=1e-12)
-    assert raw["launch"] == pytest.approx(52 * 0.6e-3, rel=1e-12)
+    assert raw["launch"] == pytest.approx(52 * LAUNCH, rel=1e-12)

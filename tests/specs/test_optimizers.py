@@ -48,6 +48,13 @@ def test_link_needs(upmem) -> None:
         check(Workload(YFCC, "lr", optimizer, 2048), torus)
 
 
+def test_the_torus_spec_is_upmem_2556_plus_links(upmem) -> None:
+    torus = load_hardware("pim-torus-hypothetical")
+    assert torus.replace(name=upmem.name, description=upmem.description, link_topology="none",
+                         link_bytes_per_s=upmem.link_bytes_per_s, link_latency_s=upmem.link_latency_s) == upmem
+    assert (torus.link_bytes_per_s, torus.link_latency_s) == (1e9, 1e-6)
+
+
 def test_exchange_buffers_reuse_the_accumulators(upmem) -> None:
     """dpsgd receives up to 4 neighbours' models (16 B per weight) into MRAM; the accumulators' 8 B (sparse) or
     4 B (dense) per weight are reused: Criteo needs 8 MB more than MA-SGD and still fits 64 MiB at 2,048 DPUs."""

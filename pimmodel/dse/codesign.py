@@ -147,7 +147,7 @@ def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, 
     return fig
 
 
-def study_figure(trials: Sequence[Any], front_numbers: set[int], baseline: tuple[float, float]) -> Any:
+def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], baseline: tuple[float, float]) -> Any:
     """The feasible designs of a co-design study: time to target (log) vs cost, coloured by the optimizer they
     pick, the Pareto front ringed, upmem-2556 (running MA-SGD) starred."""
     from ..report.plots import new_figure
@@ -159,9 +159,9 @@ def study_figure(trials: Sequence[Any], front_numbers: set[int], baseline: tuple
         if picked:
             ax.scatter([t.values[0] for t in picked], [t.values[1] for t in picked], s=5, color=f"C{i}", alpha=0.35,
                        label=f"{name} ({len(picked)})")
-    front = [t for t in trials if t.number in front_numbers]
+    front = [t for t in trials if tuple(t.values) in front_values]
     ax.scatter([t.values[0] for t in front], [t.values[1] for t in front], s=28, facecolors="none",
-               edgecolors="k", lw=0.7, label=f"Pareto front ({len(front)})")
+               edgecolors="k", lw=0.7, label=f"Pareto front ({len(front_values)} designs)")
     ax.scatter([baseline[0]], [baseline[1]], marker="*", s=220, c="k", label="upmem-2556, MA-SGD")
     ax.set_xscale("log")
     ax.set_xlabel("time to 99 % of MA-SGD's stand-in metric [s] (geometric mean of 4 workloads, 2,048 DPUs)")
@@ -193,7 +193,8 @@ def main() -> None:
         spec = load_study(data_dir("studies") / "codesign.toml")
         trials = [t for t in stored_trials(spec, sys.argv[2]) if t.values and is_feasible(t)]
         base = Evaluator(spec).evaluate([{}]).values[0]
-        fig = study_figure(trials, {t.number for group in front(spec, trials) for t in group},
+        # the front by its objective values (``front`` re-numbers the trials it is given)
+        fig = study_figure(trials, {tuple(t.values) for group in front(spec, trials) for t in group},
                            (float(base[0]), float(base[1])))
         print(save(fig, Path(sys.argv[1]) / "codesign_designs.png"), file=sys.stderr)
 

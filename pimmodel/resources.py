@@ -1,4 +1,5 @@
-"""Where the data shipped inside the package lives: hardware specs, validation data, studies, calibration.
+"""Where the data shipped inside the package lives (hardware specs, validation data, studies, calibration), and
+where pimmodel caches what it computed (compiled equations, accuracy curves).
 
 Everything a command needs is package data under ``pimmodel/data/`` (so a wheel works from any directory);
 the project's top-level ``hardware_specs/``, ``validation/`` and ``studies/`` are links to these folders.
@@ -22,3 +23,10 @@ def data_dir(name: str) -> Path:
     if env and os.environ.get(env):
         return Path(os.environ[env])
     return DATA_DIR / name
+
+
+def cache_dir(name: str) -> Path:
+    """The cache folder ``name`` (``compiled``, ``curves``) under ``$PIMMODEL_CACHE_DIR`` (default
+    ``~/.cache/pimmodel``); deleting it only costs time."""
+    base = os.environ.get("PIMMODEL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pimmodel")
+    return Path(base) / name

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import StudyError
+from . import options as O
 
 Storage = Annotated[str | None, typer.Option("--storage", help="Optuna storage URL. Default: journal://"
                                              "pimmodel-studies.log (a journal file in the current directory; "
@@ -127,30 +128,43 @@ def _report(spec: Any, url: str, plot: Path | None, as_json: bool) -> None:
 
 
 def sensitivity_command(
-    hardware: Annotated[str, typer.Option("--hardware", help="Hardware spec name or TOML file.")] = "upmem-2556",
-    dataset: Annotated[str, typer.Option("--dataset", help="yfcc100m-hnfc6 or criteo-1tb.")] = "yfcc100m-hnfc6",
-    model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
+    hardware: O.Hardware = "upmem-2556",
+    dataset: O.Dataset = "yfcc100m-hnfc6",
+    model: O.Model = "lr",
     optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
     dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 2048,
-    scaling: Annotated[str, typer.Option("--scaling", help="weak or strong.")] = "weak",
-    view: Annotated[str, typer.Option("--view", help="wall or breakdown.")] = "wall",
+    tasklets: O.Tasklets = 16,
+    scaling: O.Scaling = "weak",
+    batch_size: O.BatchSize = None,
+    global_batch_size: O.GlobalBatch = None,
+    view: O.View = "wall",
+    features: O.Features = None,
+    nonzeros: O.Nonzeros = None,
+    rows_per_dpu: O.RowsPerDpu = None,
+    layout: O.Layout = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="Calibration file (default: the "
+                                                     "shipped one; 'defaults' = unfitted).")] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Parameters listed.")] = 12,
     json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
 ) -> None:
     """Elasticities d ln T / d ln p of the epoch time and of each phase w.r.t. every hardware parameter
-    (exact symbolic derivatives), ranked, plus what-if lines for all three optimizers."""
+    (exact symbolic derivatives), ranked, plus what-if lines for all three optimizers. Takes the same workload
+    options as `pimmodel predict`."""
+    # lazy imports keep the CLI's cold start fast
+    from ..calibration.result import load_calibration
     from ..dse.sensitivity import sensitivity
-    from ..specs import DATASETS, Workload, load_dataset, load_hardware
 
-    hw = load_hardware(hardware)
-    ds = DATASETS.get(dataset) or load_dataset(dataset)
-    w = Workload(ds, model, optimizer, dpus, scaling=scaling, epochs=1)
-    record = sensitivity(w, hw, view)
+    hw = O.hardware(hardware)
+    ds = O.dataset_from_options(dataset, features, nonzeros, rows_per_dpu, layout)
+    w = O.make_workload(ds, model, optimizer, dpus, tasklets, scaling, 1, batch_size, global_batch_size)
+    record = sensitivity(w, hw, view, load_calibration(calibration))
     if json:
+        # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
 
         emit(record)
         return
+    # lazy imports keep the CLI's cold start fast
     from ..dse.tables import print_sensitivity
 
     print_sensitivity(record, top)

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError, unknown
+from ..resources import cache_dir
 
 PLATFORMS = ("pim", "cpu", "gpu")
 CACHE_VERSION = 1
@@ -144,9 +144,8 @@ def metric_of(layout: str) -> str:
 
 
 def _cache_path(key: dict[str, Any]) -> Path:
-    base = os.environ.get("PIMMODEL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pimmodel")
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-    return Path(base) / "curves" / f"{digest}.json"
+    return cache_dir("curves") / f"{digest}.json"
 
 
 def _emulation(job: TrainingJob, s: StandIn) -> tuple[str, int, str, dict[str, int], Any]:

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..resources import cache_dir
+
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
                   "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py")
 """Every source file whose change can change the compiled expressions (globs relative to the package)."""
@@ -46,11 +48,6 @@ class CompiledModel:
         shape = np.broadcast_shapes(*(np.shape(a) for a in args))
         return {name: np.broadcast_to(np.asarray(r, dtype=float), shape) for name, r in zip(self.outputs, results,
                                                                                            strict=True)}
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("PIMMODEL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pimmodel")
-    return Path(base) / "compiled"
 
 
 @lru_cache(maxsize=1)
@@ -98,7 +95,7 @@ def compiled(optimizer: str, model: str, layout: str, topology: str = "none", ke
     """The compiled model of one configuration, link topology and kernel variant (from the disk cache when the
     sources are unchanged)."""
     key = (optimizer, model, layout, topology, kernels)
-    path = _cache_dir() / _source_key() / f"{optimizer}-{model}-{layout}-{topology}-{kernels}.py"
+    path = cache_dir("compiled") / _source_key() / f"{optimizer}-{model}-{layout}-{topology}-{kernels}.py"
     if path.exists():
         header, _, source = path.read_text(encoding="utf-8").partition("\n#---\n")
         inputs_line, outputs_line = header.splitlines()

@@ -165,6 +165,13 @@ def launch_s(hw: Any, dpus: Num = 0) -> Num:
     return hw.launch_overhead_s + hw.launch_per_dpu_s * dpus
 
 
+# ---------------------------------------------------------------- direct DPU links (hypothetical; UPMEM has none)
+def link_step_s(message_bytes: Num, hw: Any) -> Num:
+    """One step of an exchange over direct links: every DPU sends one message of ``message_bytes`` through its
+    port (``link_bytes_per_s``) after the per-message ``link_latency_s``; the DPUs step in lockstep."""
+    return hw.link_latency_s + message_bytes / hw.link_bytes_per_s
+
+
 # ---------------------------------------------------------------- host parameter server
 def host_reduce_s(bytes_streamed: Num, threads: Num, hw: Any) -> Num:
     """Stream ``bytes_streamed`` through ``threads`` host threads (capped by cores and memory bandwidth)."""

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pimmodel.calibration.result import coefficients_for
 from pimmodel.costmodel import HardwareInputs, evaluate
-from pimmodel.specs import HardwareSpec, Workload
+from pimmodel.specs import REGISTRY, HardwareSpec, Workload, load_hardware, to_toml
+from pimmodel.specs.hardware import TOPOLOGIES
 
 
 def raw(w: Workload, hw: HardwareSpec | Mapping[str, Any], topology: str | None = None,
@@ -33,3 +37,26 @@ def run_emulation(dataset: str, dpus: int, model: str, optimizer: str, hyper: An
 
 def raw_floats(*args: Any, **kwargs: Any) -> dict[str, float]:
     return {k: float(np.asarray(v)) for k, v in raw(*args, **kwargs).items()}
+
+
+@functools.cache
+def hardware_file(topology: str = "none", dpus_per_rank: int | None = None) -> Path | str:
+    """upmem-2556, or a TOML file of it with ``topology`` links (2 GB/s, 0.5 us) and/or ``dpus_per_rank`` DPUs
+    per rank, named like its file (the emulator takes hardware by name or file)."""
+    if topology == "none" and dpus_per_rank is None:
+        return "upmem-2556"
+    base = load_hardware("upmem-2556")
+    name = f"test-{topology}-rank{dpus_per_rank or base.dpus_per_rank}"
+    spec = base.replace(name=name, link_topology=topology, link_bytes_per_s=2e9, link_latency_s=0.5e-6,
+                        dpus_per_rank=dpus_per_rank or base.dpus_per_rank)
+    path = Path(tempfile.mkdtemp(prefix="pimmodel-hw-")) / f"{name}.toml"
+    path.write_text(to_toml(spec), encoding="utf-8")
+    return path
+
+
+def emulated_topologies(optimizer: str) -> tuple[str, ...]:
+    """The link topologies an optimizer's emulator trains on: "none" where it runs without links, and every link
+    topology it runs on if it handles the links itself (``OptimizerInfo.emulated_links``; the registry's
+    ``interconnect.linked`` variant of the others is a cost-model what-if, not emulated)."""
+    info = REGISTRY[optimizer]
+    return tuple(t for t in TOPOLOGIES if t in info.topologies and (t == "none" or info.emulated_links))

@@ -274,8 +274,10 @@ class CalibrationResult:
 
 
 def fit_key(w: Workload) -> str:
-    """Coefficients are fitted per layout x model x optimizer (operand sizes and margin hits depend on all)."""
-    return f"{w.dataset.layout}/{w.model}/{w.optimizer}"
+    """Coefficients are fitted per layout x model x optimizer (operand sizes and margin hits depend on all); an
+    optimizer outside the study takes those of the study optimizer whose local-step kernels it runs
+    (``OptimizerInfo.study_like``)."""
+    return f"{w.dataset.layout}/{w.model}/{w.info.study_name}"
 
 
 def coefficients_for(w: Workload, fitted: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -69,10 +69,15 @@ def compare_command(
     from ..baselines import load_cpu, load_gpu
     from ..comparison import StandIn, break_even, compare
     from ..errors import unknown
+    from ..specs.optimizers import STUDY_OPTIMIZERS
     from ..specs.workload import OPTIMIZERS
 
     if optimizer is not None and optimizer not in OPTIMIZERS:
         raise unknown("optimizer", optimizer, OPTIMIZERS)
+    if optimizer is not None and optimizer not in STUDY_OPTIMIZERS:  # the CPU and GPU baselines run the study's
+        raise SpecError(f"compare covers the study's optimizers ({', '.join(STUDY_OPTIMIZERS)}), which the CPU and "
+                        f"GPU baselines also run; for {optimizer}'s time to accuracy use python -m "
+                        "pimmodel.dse.codesign (studies/README.md)")
     if axis not in ("dpus", "batch", NONE):
         raise SpecError(f"--break-even must be dpus, batch or none, got {axis!r}")
     if divisor is not None and divisor < 1:
@@ -87,7 +92,7 @@ def compare_command(
     ds = O.dataset_from_options(dataset, None, None, None, None)
     cpu_spec = None if cpu == NONE else load_cpu(cpu)
     gpu_spec = None if gpu == NONE else load_gpu(gpu)
-    optimizers = [optimizer] if optimizer else list(OPTIMIZERS)
+    optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     workloads = [O.make_workload(ds, model, o, dpus, tasklets, scaling, epochs, batch_size, global_batch_size)
                  for o in optimizers]
     stand_in = StandIn() if divisor is None else StandIn().with_divisor(divisor)

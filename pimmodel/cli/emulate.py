@@ -27,8 +27,10 @@ def _class_weights(text: str | None) -> tuple[float, float] | None:
 def _summary(result: Any) -> str:
     """What ran, in one line: data, model, optimizer, DPUs, the batch each DPU takes and the rounds."""
     w = result.workload
-    batch = (f"global batch {w.hp.global_batch_size:,} ({w.local_batch:,} per DPU)" if w.optimizer == "ga-sgd"
+    batch = (f"global batch {w.hp.global_batch_size:,} ({w.local_batch:,} per DPU)" if w.info.batch == "global"
              else f"batch {w.local_batch:,} per DPU")
+    if "sync_every" in w.info.takes:
+        batch += f" · H = {w.sync_every} steps between global averages"
     return (f"{w.dataset.name} · {w.model.upper()} · {w.optimizer} · {w.kernels} kernels · {w.dpus:,} DPUs x "
             f"{w.rows_per_dpu:,} rows (largest shard) · {batch} · {w.rounds_per_epoch:,} rounds per epoch · "
             f"{w.epochs} epochs")
@@ -79,7 +81,7 @@ def emulate_command(
                                          "ones).")] = "synthetic-yfcc",
     dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 64,
     model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
-    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    optimizer: Annotated[str, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}.")] = "ma-sgd",
     epochs: Annotated[int, typer.Option("--epochs", help="Global epochs (the study trains 10).")] = 10,
     samples_per_dpu: Annotated[int, typer.Option("--samples-per-dpu", help="Synthetic rows per DPU.")] = 512,
     features: Annotated[int | None, typer.Option("--features", help="Synthetic features (default 4,096 dense, "
@@ -96,6 +98,7 @@ def emulate_command(
                                                   "study's).")] = None,
     alpha_shift: Annotated[int | None, typer.Option("--alpha-shift", help="ADMM alpha shift (default: the "
                                                     "study's).")] = None,
+    sync_every: O.SyncEvery = None,
     kernels: Annotated[str, typer.Option("--kernels", help="study (the artifact bit for bit, quirks included) "
                                          "or corrected (widening casts, SVM margin 0.5, class weights 1:1).")]
     = "study",
@@ -122,9 +125,10 @@ def emulate_command(
     """
     with O.on_interrupt(lambda: "nothing was kept (emulate writes no file; the epochs run so far are discarded)"):
         result = _emulate(dataset, dpus, model, optimizer, epochs, {
-            k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),
-                              ("learning_rate_shift", learning_rate_shift), ("reg_shift", reg_shift),
-                              ("admm_alpha_shift", alpha_shift)) if v is not None},
+            **{k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),
+                                 ("learning_rate_shift", learning_rate_shift), ("reg_shift", reg_shift),
+                                 ("admm_alpha_shift", alpha_shift)) if v is not None},
+            **O.check_sync_every(sync_every)},
             dict(samples_per_dpu=samples_per_dpu, features=features, arithmetic=arithmetic, seed=seed,
                  hardware=hardware, tasklets=tasklets, kernels=kernels, svm_margin=svm_margin,
                  class_weights=_class_weights(class_weights), shuffle=shuffle))

@@ -13,6 +13,7 @@ from ..errors import SpecError, suggest, unknown
 from ..specs import (
     MODELS,
     OPTIMIZERS,
+    REGISTRY,
     SCALINGS,
     DatasetSpec,
     HardwareSpec,
@@ -39,6 +40,19 @@ Features = Annotated[int | None, typer.Option("--features", help="Custom dataset
 Nonzeros = Annotated[int | None, typer.Option("--nonzeros", help="Custom dataset: active features per row.")]
 RowsPerDpu = Annotated[int | None, typer.Option("--rows-per-dpu", help="Custom dataset: rows per DPU (weak).")]
 Layout = Annotated[str | None, typer.Option("--layout", help="Custom dataset: dense or sparse.")]
+OPTIMIZER_HELP = ", ".join(OPTIMIZERS)
+SYNC_DEFAULTS = ", ".join(f"{n} {i.default_sync_every}" for n, i in REGISTRY.items() if "sync_every" in i.takes)
+SyncEvery = Annotated[int | None, typer.Option("--sync-every", help="H: local steps between two global averages "
+                                               f"(local-sgd, hier-sgd; default: {SYNC_DEFAULTS}).")]
+
+
+def check_sync_every(sync_every: int | None) -> dict[str, int]:
+    """``--sync-every`` as a hyper-parameter override (validated: a positive whole number)."""
+    if sync_every is None:
+        return {}
+    if sync_every < 1:
+        raise SpecError(f"--sync-every must be a positive whole number of local steps, got {sync_every}")
+    return {"sync_every": sync_every}
 
 
 def dataset_from_options(name: str, features: int | None, nonzeros: int | None, rows_per_dpu: int | None,
@@ -61,7 +75,8 @@ def dataset_from_options(name: str, features: int | None, nonzeros: int | None, 
 
 
 def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, tasklets: int, scaling: str,
-                  epochs: int, batch_size: int | None, global_batch: int | None, kernels: str = "study") -> Workload:
+                  epochs: int, batch_size: int | None, global_batch: int | None, kernels: str = "study",
+                  sync_every: int | None = None) -> Workload:
     """A workload from the options; hyper-parameters the user did not give are the study's, adapted to the
     deployment (``specs.resolve_hyperparams``), and the record says what was chosen."""
     if model not in MODELS:
@@ -72,7 +87,8 @@ def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, taskle
         raise unknown("scaling", scaling, SCALINGS)
     if dpus <= 0:
         raise SpecError(f"--dpus must be a positive whole number, got {dpus}")
-    hyper, notes = resolve_hyperparams(ds, model, optimizer, dpus, scaling, batch_size, global_batch, epochs)
+    hyper, notes = resolve_hyperparams(ds, model, optimizer, dpus, scaling, batch_size, global_batch, epochs,
+                                       **check_sync_every(sync_every))
     return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper, kernels, notes)
 
 

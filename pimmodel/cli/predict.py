@@ -7,14 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from ..specs.workload import OPTIMIZERS
+from ..specs.optimizers import STUDY_OPTIMIZERS
 from . import options as O
 
 
 def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
              custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
-             with_interval: bool = False) -> tuple[list[dict], dict[str, Any]]:
+             with_interval: bool = False, sync_every: int | None = None) -> tuple[list[dict], dict[str, Any]]:
     """The prediction records, and the provenance they share (the hardware and calibration they were made
     with)."""
     # lazy imports keep the CLI's cold start fast
@@ -27,7 +27,8 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     records = []
     for optimizer in optimizers:
         for n in dpus:
-            w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch)
+            w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch,
+                                sync_every=sync_every)
             record = predict(w, hw, view, cal).to_record()
             if with_interval:
                 record["interval"] = predict_interval(w, hw, view, cal)
@@ -63,8 +64,8 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write 
 
 
 def predict_command(
-    optimizer: Annotated[str | None, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm; omit to compare "
-                                                  "all three side by side.")] = None,
+    optimizer: Annotated[str | None, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}; omit to compare the "
+                                                  "study's three (ma-sgd, ga-sgd, admm) side by side.")] = None,
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
@@ -82,6 +83,7 @@ def predict_command(
     calibration: Calibration = None,
     interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
                                            "calibration's coefficient covariance.")] = False,
+    sync_every: O.SyncEvery = None,
     output: Output = None,
     json: O.Json = False,
 ) -> None:
@@ -92,10 +94,10 @@ def predict_command(
     "calibration", "calibration_sha256", "seed"}, "points": a list of records}.
     """
     _check_output(output)
-    optimizers = [optimizer] if optimizer else list(OPTIMIZERS)
+    optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
-                             interval)
+                             interval, sync_every)
     _write_output(output, records, prov, quiet=json)
     if json:
         # lazy imports keep the CLI's cold start fast
@@ -125,7 +127,7 @@ def _scaling_metrics(records: list[dict]) -> list[dict[str, float]]:
 
 
 def scale_command(
-    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    optimizer: Annotated[str, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}.")] = "ma-sgd",
     dpus: Annotated[str, typer.Option("--dpus", help="Comma-separated DPU counts.")] = "256,512,1024,2048",
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
@@ -143,6 +145,7 @@ def scale_command(
     plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count "
                                               "(.png/.svg/.pdf).")] = None,
     calibration: Calibration = None,
+    sync_every: O.SyncEvery = None,
     output: Output = None,
     json: O.Json = False,
 ) -> None:
@@ -157,7 +160,8 @@ def scale_command(
         check_plot_path(plot)
     _check_output(output)
     records, prov = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
-                             global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration)
+                             global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
+                             sync_every=sync_every)
     metrics = _scaling_metrics(records)
     for r, m in zip(records, metrics, strict=True):
         r["scaling_metrics"] = m
@@ -182,11 +186,12 @@ def scale_command(
 
 
 def equations_command(
-    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    optimizer: Annotated[str, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}.")] = "ma-sgd",
     model: O.Model = "lr",
     dataset: O.Dataset = "yfcc100m-hnfc6",
-    topology: Annotated[str, typer.Option("--topology", help="Direct inter-DPU links: none (UPMEM), in-rank, "
-                                          "ring or all-to-all.")] = "none",
+    topology: Annotated[str | None, typer.Option("--topology", help="Direct inter-DPU links: none (UPMEM), in-rank, "
+                                                 "ring, torus or all-to-all (default: none, or ring for an optimizer "
+                                                 "that needs links).")] = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX (one display equation per line).")] = False,
     json: O.Json = False,
 ) -> None:
@@ -203,14 +208,17 @@ def equations_command(
     from ..costmodel.readable import equation_record
     from ..errors import unknown
     from ..report.equations import render_latex, render_text
-    from ..specs import MODELS, OPTIMIZERS, TOPOLOGIES, load_dataset
+    from ..specs import MODELS, OPTIMIZERS, TOPOLOGIES, load_dataset, optimizer_info, require_links
 
     if optimizer not in OPTIMIZERS:
         raise unknown("optimizer", optimizer, OPTIMIZERS)
     if model not in MODELS:
         raise unknown("model", model, MODELS)
+    topology = topology or optimizer_info(optimizer).topologies[0]
     if topology not in TOPOLOGIES:
         raise unknown("topology", topology, TOPOLOGIES)
+    require_links(optimizer, topology, f"--topology {topology}",
+                  fix=f"use --topology {' or '.join(optimizer_info(optimizer).topologies)}")
     record = equation_record(optimizer, model, load_dataset(dataset).layout, topology)
     if json:
         # lazy imports keep the CLI's cold start fast

@@ -17,7 +17,8 @@ from .common import WL, EquationSet, Exchange, bias_calls, dpu_sections, host_re
 from .terms import Terms
 
 
-def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
+def equations(model: str, layout: str, kernels: str = "study", topology: str = "none") -> EquationSet:
+    """The host-path equations; on link hardware the registry replaces the averaging (``averaging``)."""
     t = Terms()
     samples = t.define("S", WL.local_epochs * WL.rows_per_dpu, "samples per DPU per epoch: E_local passes "
                        "over the shard")

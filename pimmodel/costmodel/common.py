@@ -9,6 +9,9 @@ and writes every phase as a short sum over per-section terms::
     dpu_compute   = sum_s n_s * C_s / f          (C_s: compute cycles of one occurrence of section s)
     mram_wram_dma = sum_s n_s * M_s / f          (M_s: its DMA cycles; the wall view charges X_s instead)
     host_to_pim   = R * sum(t_push) ;  pim_to_host = R * sum(t_pull) ;  launch = L * t_launch
+
+Exchanges over direct DPU links (hypothetical hardware) are ``LinkOp``s counted per epoch, priced by
+``kernels.pricing.link_halves_s``: the gather half adds to ``pim_to_host``, the distribute half to ``host_to_pim``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from ..kernels.study import (
     is_parallel,
 )
 from ..kernels.study import PROFILE as K
-from ..kernels.vocabulary import Dma, HostCall, Section, Work, blocks, op_instructions
+from ..kernels.vocabulary import Dma, HostCall, LinkOp, Section, Work, blocks, op_instructions
 from ..phases import EXPOSED_DMA, INSTRUMENTED_COMPUTE, INSTRUMENTED_DMA
 from .symbols import COEF, HW, WL
 from .terms import Terms
@@ -57,16 +60,6 @@ class Exchange:
 
 
 @dataclass(frozen=True)
-class LinkTimes:
-    """Per-round times of an all-reduce over links (``interconnect.link_times``)."""
-
-    gather_s: Expr
-    distribute_s: Expr
-    link_s: Expr
-    link_bytes_per_dpu: Expr
-
-
-@dataclass(frozen=True)
 class EquationSet:
     """Everything one optimizer x model x layout costs per epoch, over the named ``terms``."""
 
@@ -79,8 +72,13 @@ class EquationSet:
     host_aggregate_s: Expr = ZERO_EXPR
     """per epoch."""
     exchange: Exchange | None = None
-    """The averaging step as an all-reduce over direct DPU links, if the hardware has them."""
-    links: LinkTimes | None = None
+    """The averaging step as an all-reduce over direct DPU links, if the hardware has them: set by an equation set
+    that leaves its link variant to the registry (``interconnect.linked``); None for one that handles the link
+    topology itself."""
+    link_ops: tuple[tuple[Expr, LinkOp], ...] = ()
+    """(occurrences per epoch, exchange over direct DPU links)."""
+    epoch_calls: tuple[HostCall, ...] = ()
+    """host transfer calls counted per epoch (``HostCall.calls``), besides the per-round ones."""
 
     # ------------------------------------------------------------ per-epoch outputs
     def outputs(self) -> tuple[Terms, dict[str, Expr]]:
@@ -115,7 +113,8 @@ class EquationSet:
         pull = [t.define(f"t_{c.name}_pull", c.calls * P.host_transfer_s(c.bytes_per_dpu, N, HW, False, c.mode),
                          f"one transfer of {c.name} from every DPU ({c.mode})")
                 for c in self.calls_per_round if not c.to_pim]
-        links = self.links or LinkTimes(ZERO_EXPR, ZERO_EXPR, ZERO_EXPR, ZERO_EXPR)
+        epoch_push, epoch_pull = self._epoch_calls(t)
+        gather, distribute, link_bytes = self._links(t)
         r = self.rounds
         out = {
             "dpu_compute": sympy.Add(*compute) / f,
@@ -123,21 +122,48 @@ class EquationSet:
             EXPOSED_DMA: sympy.Add(*exposed) / f,
             INSTRUMENTED_COMPUTE: sympy.Add(*instrumented_compute) / f,
             INSTRUMENTED_DMA: sympy.Add(*instrumented_dma) / f,
-            "host_to_pim": r * (sympy.Add(*push) + links.distribute_s),
-            "pim_to_host": r * (sympy.Add(*pull) + links.gather_s),
+            "host_to_pim": r * sympy.Add(*push) + epoch_push + distribute,
+            "pim_to_host": r * sympy.Add(*pull) + epoch_pull + gather,
             "host_aggregate": self.host_aggregate_s,
             "launch": self.launches * P.launch_s(HW),
             "rounds": r,
-            "bytes_host_to_pim": r * pricing.host_calls_bytes(self.calls_per_round, N, True),
-            "bytes_pim_to_host": r * pricing.host_calls_bytes(self.calls_per_round, N, False),
-            "link": r * links.link_s,
-            "bytes_link": N * r * links.link_bytes_per_dpu,
+            "bytes_host_to_pim": (r * pricing.host_calls_bytes(self.calls_per_round, N, True)
+                                  + pricing.host_calls_bytes(self.epoch_calls, N, True)),
+            "bytes_pim_to_host": (r * pricing.host_calls_bytes(self.calls_per_round, N, False)
+                                  + pricing.host_calls_bytes(self.epoch_calls, N, False)),
+            "link": gather + distribute,
+            "bytes_link": N * link_bytes,
         }
         for key, direction in (("mram_to_wram", "read"), ("wram_to_mram", "write")):
             totals = [(s.count, *s.work.dma_totals(direction)) for s in self.sections]
             out[f"bytes_{key}"] = N * sympy.Add(*(n * b for n, _, b in totals))
             out[f"dmas_{direction}"] = sympy.Add(*(n * k for n, k, _ in totals))
         return t, out
+
+    def _epoch_calls(self, t: Terms) -> tuple[Expr, Expr]:
+        """Per epoch: (seconds to the PIM side, seconds from it) of the calls counted per epoch."""
+        out = []
+        for to_pim, verb in ((True, "push"), (False, "pull")):
+            out.append(sympy.Add(*(c.calls * t.define(f"t_{c.name}_{c.mode}_{verb}",
+                                                      P.host_transfer_s(c.bytes_per_dpu, N, HW, to_pim, c.mode),
+                                                      f"one {c.mode} transfer of {c.name} "
+                                                      f"{'to' if to_pim else 'from'} every DPU")
+                                   for c in self.epoch_calls if c.to_pim == to_pim)))
+        return out[0], out[1]
+
+    def _links(self, t: Terms) -> tuple[Expr, Expr, Expr]:
+        """Per epoch: (gather seconds, distribute seconds, bytes one DPU sends) of the exchanges over links."""
+        gather, distribute, sent = [], [], []
+        for n, op in self.link_ops:
+            g, d = pricing.link_halves_s(op, HW)
+            name = f"{op.kind}_{op.algorithm}".replace("-", "_")
+            if g != 0:
+                gather.append(n * t.define(f"t_{name}_gather", g, f"the gather half (reduce-scatter) of one {op.kind} "
+                                           f"over {op.algorithm} links"))
+            distribute.append(n * t.define(f"t_{name}_distribute", d, f"the distribute half of one {op.kind} "
+                                           f"over {op.algorithm} links"))
+            sent.append(n * pricing.link_bytes_per_dpu(op))
+        return sympy.Add(*gather), sympy.Add(*distribute), sympy.Add(*sent)
 
     def phase_expressions(self) -> dict[str, Expr]:
         """The outputs as full expressions of the model's inputs (what is compiled)."""

@@ -25,7 +25,7 @@ import numpy as np
 from ..resources import cache_dir
 
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
-                  "primitives.py", "phases.py", "specs/hardware.py")
+                  "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py")
 """Every source file whose change can change the compiled expressions (globs relative to the package)."""
 
 

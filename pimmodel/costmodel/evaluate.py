@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import SpecError
 from ..specs import HardwareSpec, Workload
+from ..specs.optimizers import torus_shape
 from .coefficients import COEFFICIENT_DEFAULTS
 from .compile import compiled
 
@@ -39,7 +40,8 @@ def workload_inputs(w: Workload) -> dict[str, float]:
     return {"dpus": w.dpus, "tasklets": w.tasklets, "rows_per_dpu": w.rows_per_dpu,
             "local_batch": w.local_batch, "features": w.dataset.features,
             "nonzeros": w.dataset.nonzeros_per_row, "bytes_per_value": w.dataset.bytes_per_value,
-            "bias_slot": w.dataset.bias_slot, "local_epochs": w.local_epochs}
+            "bias_slot": w.dataset.bias_slot, "local_epochs": w.local_epochs, "sync_every": w.sync_every,
+            "torus_rows": torus_shape(w.dpus)[0]}
 
 
 def evaluate(w: Workload, hw: HardwareSpec | HardwareInputs, coefficients: Mapping[str, Any],

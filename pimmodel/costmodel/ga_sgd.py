@@ -28,7 +28,8 @@ from .common import (
 from .terms import Terms
 
 
-def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
+def equations(model: str, layout: str, kernels: str = "study", topology: str = "none") -> EquationSet:
+    """The host-path equations; on link hardware the registry replaces the averaging (``averaging``)."""
     t = Terms()
     rounds = t.define("R", sympy.ceiling(WL.rows_per_dpu / WL.local_batch), "rounds per epoch: b = B/N rows per "
                       "DPU per round; the largest shard's last batch may be partial")

@@ -17,7 +17,8 @@ from .common import WL, EquationSet, Exchange, bias_calls, dpu_sections, host_re
 from .terms import Terms
 
 
-def equations(model: str, layout: str, kernels: str = "study") -> EquationSet:
+def equations(model: str, layout: str, kernels: str = "study", topology: str = "none") -> EquationSet:
+    """The host-path equations; on link hardware the registry replaces the averaging (``averaging``)."""
     t = Terms()
     rounds = t.define("R", sympy.ceiling(WL.rows_per_dpu / WL.local_batch), "rounds per epoch: one local step (and "
                       "one launch) per round; the largest shard's last batch may be partial")

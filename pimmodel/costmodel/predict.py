@@ -45,7 +45,8 @@ class Prediction:
         return {
             "hardware": self.hardware, "dataset": w.dataset.name, "model": w.model, "optimizer": w.optimizer,
             "dpus": w.dpus, "tasklets": w.tasklets, "scaling": w.scaling, "epochs": w.epochs, "view": self.view,
-            "batch_size": w.local_batch if w.optimizer != "ga-sgd" else w.hp.global_batch_size,
+            "batch_size": w.local_batch if w.info.batch == "local" else w.hp.global_batch_size,
+            "sync_every": w.sync_every,
             "rows_per_dpu": w.rows_per_dpu, "rounds_per_epoch": self.rounds_per_epoch,
             "per_epoch_s": {**{p: float(self.per_epoch_s[p]) for p in PHASES}, "total": self.per_epoch_total_s},
             "per_epoch_bytes": {k: float(self.per_epoch_bytes[k]) for k in BYTE_KEYS},

@@ -1,7 +1,17 @@
-"""The optimizers' equation sets by name: the readable form (named terms) and the full expressions."""
+"""The optimizers' equation sets by name: the readable form (named terms) and the full expressions.
+
+Which optimizers exist is ``pimmodel.specs.optimizers.REGISTRY`` (the plug-in contract, documented there and in
+ARCHITECTURE.md): each entry names its equation module, ``pimmodel.costmodel.<module>``, whose
+``equations(model, layout, kernels="study", topology="none") -> EquationSet`` is its one readable equation set.
+An optimizer whose entry has ``emulated_links`` handles the topology itself (its equations and its emulator
+trainer); for the others this registry swaps the host averaging for an all-reduce over the links on link hardware
+(``interconnect.linked``, over the equation set's ``exchange``). Hardware without the links an optimizer needs is
+refused here (``specs.optimizers.require_links``).
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from functools import cache
 
@@ -10,30 +20,37 @@ import sympy
 from ..errors import unknown
 from ..specs import KERNEL_VARIANTS
 from ..specs.hardware import TOPOLOGIES
-from . import admm, ga_sgd, ma_sgd
+from ..specs.optimizers import OPTIMIZERS, REGISTRY, require_links
 from .common import EquationSet
 from .interconnect import linked
 from .terms import Terms
 
-EQUATION_SETS: dict[str, Callable[[str, str, str], EquationSet]] = {
-    "ma-sgd": ma_sgd.equations,
-    "ga-sgd": ga_sgd.equations,
-    "admm": admm.equations,
-}
+Equations = Callable[[str, str, str, str], EquationSet]
+
+
+@cache
+def equations_of(optimizer: str) -> Equations:
+    """The ``equations`` function of ``optimizer``'s module (its registry entry)."""
+    if optimizer not in REGISTRY:
+        raise unknown("optimizer", optimizer, OPTIMIZERS)
+    function: Equations = importlib.import_module(REGISTRY[optimizer].equations).equations
+    return function
 
 
 def equation_set(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
                  ) -> EquationSet:
-    """One configuration's equation set; a ``topology`` other than "none" does the averaging step over direct
-    DPU links (``interconnect.py``); ``kernels``: the study's kernels or the corrected ones."""
-    if optimizer not in EQUATION_SETS:
-        raise unknown("optimizer", optimizer, EQUATION_SETS)
+    """One configuration's equation set on ``topology`` links (see the module docstring); ``kernels``: the
+    study's kernels or the corrected ones."""
+    function = equations_of(optimizer)
     if topology not in TOPOLOGIES:
         raise unknown("interconnect topology", topology, TOPOLOGIES)
     if kernels not in KERNEL_VARIANTS:
         raise unknown("kernel variant", kernels, KERNEL_VARIANTS)
-    equations = EQUATION_SETS[optimizer](model, layout, kernels)
-    return linked(equations, topology, layout) if topology != "none" else equations
+    require_links(optimizer, topology, f"a {topology!r} interconnect")
+    equations = function(model, layout, kernels, topology)
+    if REGISTRY[optimizer].emulated_links or topology == "none":
+        return equations
+    return linked(equations, topology, layout)
 
 
 def readable(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"

@@ -46,6 +46,10 @@ class WorkloadSymbols:
     """sparse: index of the bias inside w (the update sweep covers [0, bias_slot]); dense: features."""
     local_epochs: sympy.Symbol
     """ADMM: local passes over the shard per global epoch (``task_epochs``); 1 for the others."""
+    sync_every: sympy.Symbol
+    """H: local steps between two global averages (local-sgd, hier-sgd); 1 for the others."""
+    torus_rows: sympy.Symbol
+    """rows of the 2-D torus the N DPUs form (``specs.optimizers.torus_shape``; used on torus links only)."""
 
     def all(self) -> dict[str, sympy.Symbol]:
         return _by_name(self)
@@ -70,7 +74,7 @@ def _by_name(symbols: Any) -> dict[str, sympy.Symbol]:
 HW = HardwareSymbols()
 WL = WorkloadSymbols(*(sympy.Symbol(n, positive=True, integer=True) for n in
                        ("dpus", "tasklets", "rows_per_dpu", "local_batch", "features", "nonzeros",
-                        "bytes_per_value", "bias_slot", "local_epochs")))
+                        "bytes_per_value", "bias_slot", "local_epochs", "sync_every", "torus_rows")))
 COEF = Coefficients(*(sympy.Symbol(n, nonnegative=True) for n in COEFFICIENT_DEFAULTS))
 
 
@@ -84,7 +88,7 @@ _LATEX: dict[str, str] = {
     # workload
     "dpus": "N", "tasklets": "T", "rows_per_dpu": r"m_{\mathrm{DPU}}", "local_batch": "b", "features": "d",
     "nonzeros": "z", "bytes_per_value": r"s_{x}", "bias_slot": r"j_{\mathrm{bias}}",
-    "local_epochs": r"E_{\mathrm{local}}",
+    "local_epochs": r"E_{\mathrm{local}}", "sync_every": "H", "torus_rows": r"N_{\mathrm{rows}}",
     # coefficients
     "svm_hit_fraction": r"h_{\mathrm{SVM}}", "sparse_write_fraction": r"w_{\mathrm{sparse}}",
     # hardware

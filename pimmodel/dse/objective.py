@@ -16,12 +16,17 @@ Objectives (each workload scored, then combined over the workloads by geometric 
   same rows (``baselines.cpu_workload_of`` / ``gpu_workload_of``) / the design's epoch at ``dpus`` (weak): > 1 is a
   PIM design that beats it per epoch. The CPU or GPU is the objective's ``versus`` spec (default: the study's).
   Over the same workloads the two differ by a constant factor (a geometric mean of ratios), so a study takes one.
+- ``time_to_target``: epochs to ``target`` x MA-SGD's stand-in metric (``convergence.py``, a stored table of
+  emulated training) x the epoch time at ``dpus`` DPUs, weak scaling [s].
 Constraints (Optuna convention, <= 0 is feasible): data and buffers fit MRAM and WRAM for every workload,
-system power <= ``max_power_w``, cost <= ``max_cost``.
+system power <= ``max_power_w``, cost <= ``max_cost``; with a searched optimizer, ``links`` (the design has the
+links the picked optimizer needs); with ``time_to_target``, ``target`` (the pick reaches the target within the
+stand-in's epochs). An infeasible point's times are finite penalties (the feasible front never shows them).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,11 +40,24 @@ from ..costmodel import HardwareInputs, evaluate
 from ..errors import PimModelError, StudyError
 from ..kernels.capacity import footprint
 from ..phases import COMM_PHASES, PHASES, in_view, total
-from ..specs import DATASETS, HardwareSpec, Workload, load_hardware
+from ..specs import DATASETS, REGISTRY, HardwareSpec, Workload, load_hardware
+from .convergence import GRAPHS, Convergence, Variant, load_table
 from .cost import CostWeights, load_costs
-from .space import STRUCTURAL_FIELD, WORKLOAD_FIELD, Objective, Parameter, StudySpec, WorkloadCase
+from .space import (
+    OPTIMIZER_FIELD,
+    STRUCTURAL_FIELD,
+    SYNC_FIELD,
+    WORKLOAD_FIELD,
+    Objective,
+    Parameter,
+    StudySpec,
+    WorkloadCase,
+)
 
 DEFAULT_TASKLETS = 16
+INFEASIBLE_EPOCH_S = 1e6
+"""The epoch time a point gets for a workload it cannot run (its optimizer lacks links): a finite penalty, the point
+being infeasible (constraint ``links``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +75,19 @@ class Scores:
 
 @dataclass(frozen=True, slots=True)
 class Design:
-    """A batch of design points as cost-model inputs."""
+    """A batch of design points as cost-model inputs (``optimizer`` None: the workloads' own)."""
 
     values: dict[str, np.ndarray]
     topology: np.ndarray
     tasklets: np.ndarray
+    optimizer: np.ndarray | None = None
+    sync_every: np.ndarray | None = None
+
+    def picks(self, case: WorkloadCase) -> np.ndarray:
+        """Which points score ``case`` (all of them unless the optimizer is searched)."""
+        if self.optimizer is None:
+            return np.ones(len(self.topology), dtype=bool)
+        return np.asarray(self.optimizer == case.optimizer, dtype=bool)
 
 
 @lru_cache(maxsize=256)
@@ -74,7 +100,8 @@ def _calibrated(case: WorkloadCase, dpus: int, scaling: str) -> tuple[Workload, 
 class Evaluator:
     """Scores batches of design points for one study."""
 
-    def __init__(self, spec: StudySpec, costs: CostWeights | None = None) -> None:
+    def __init__(self, spec: StudySpec, costs: CostWeights | None = None, convergence: Convergence | None = None
+                 ) -> None:
         self.spec = spec
         self.base: HardwareSpec = load_hardware(spec.baseline)
         self.costs = costs or load_costs()
@@ -82,13 +109,23 @@ class Evaluator:
         self.max_dpus = max(max(o.dpus for o in spec.objectives), 1)
         self._cases: dict[tuple[WorkloadCase, int, str], tuple[Workload, dict[str, float]]] = {}
         self._memo: dict[tuple[WorkloadCase, int, str], dict[str, np.ndarray]] = {}
+        self.searched = any(p.field == OPTIMIZER_FIELD for p in spec.parameters)
+        wants_table = any(o.kind == "time_to_target" for o in spec.objectives)
+        self.convergence: Convergence | None = (convergence or load_table()) if wants_table else None
         for case in spec.workloads:
             for obj in spec.objectives:
                 for dpus, scaling in self._needs(obj.kind, obj.dpus, obj.low_dpus):
                     self._case(case, dpus, scaling)
-        base_design = self.design([{}])
+        self._links_bad = np.zeros(0, dtype=bool)
+        self._target_bad = np.zeros(0, dtype=bool)
+        picker = next((p.name for p in spec.parameters if p.field == OPTIMIZER_FIELD), None)
+        self.baseline_epoch_s = {}
+        for k in self._cases:  # the baseline hardware running the case's own optimizer
+            self._memo = {}
+            base_design = self.design([{picker: k[0].optimizer}] if picker else [{}])
+            self._links_bad = np.zeros(1, dtype=bool)
+            self.baseline_epoch_s[k] = float(self._epoch_s(k, base_design)[0])
         self._memo = {}
-        self.baseline_epoch_s = {k: float(self._epoch_s(k, base_design)[0]) for k in self._cases}
         self.versus_epoch_s = {(obj.kind, case): self._versus_epoch_s(obj, case)
                                for obj in spec.objectives if obj.kind.startswith("speedup_over_")
                                for case in spec.workloads}
@@ -99,7 +136,7 @@ class Evaluator:
             return [(low, "strong"), (dpus, "strong")]
         if kind == "weak_scaling_growth":
             return [(low, "weak"), (dpus, "weak")]
-        return [(dpus, "weak")]
+        return [(dpus, "weak")]  # time_to_target included: epochs x the weak-scaling epoch time
 
     def _case(self, case: WorkloadCase, dpus: int, scaling: str) -> tuple[Workload, dict[str, float]]:
         key = (case, dpus, scaling)
@@ -128,7 +165,16 @@ class Evaluator:
         values = {k: np.full(n, v) for k, v in self.base.numeric().items()}
         topology = np.full(n, self.base.link_topology, dtype=object)
         tasklets = np.full(n, float(DEFAULT_TASKLETS))
+        optimizer: np.ndarray | None = None
+        sync_every: np.ndarray | None = None
         for p in self.parameters:
+            if p.field == OPTIMIZER_FIELD:  # a point without a pick (the baseline) takes the first choice
+                optimizer = np.asarray([pt.get(p.name, p.choices[0]) for pt in points], dtype=object)
+                continue
+            if p.field == SYNC_FIELD:
+                first = p.choices[0] if p.choices else p.low
+                sync_every = np.asarray([pt.get(p.name, first) for pt in points], dtype=float)
+                continue
             if not points or p.name not in points[0]:
                 continue
             column = [pt[p.name] for pt in points]
@@ -149,20 +195,30 @@ class Evaluator:
             # a searched system size below the objectives' DPU count is raised to it (the objectives run there);
             # without the search, loading the study checked that the baseline has the DPUs
             values["dpus_available"] = np.maximum(values["dpus_available"], self.max_dpus)
-        return Design(values, topology, tasklets)
+        return Design(values, topology, tasklets, optimizer, sync_every)
 
     # ------------------------------------------------------------ cost model
     def _raw(self, key: tuple[WorkloadCase, int, str], design: Design) -> dict[str, np.ndarray]:
-        """Per-epoch phase seconds (study view) plus ``link`` for every design point (memoized per batch)."""
+        """Per-epoch phase seconds (study view) plus ``link`` for every design point that scores the case (the
+        others: NaN; a point lacking the links the case's optimizer needs: ``INFEASIBLE_EPOCH_S``), memoized per
+        batch."""
         if key in self._memo:
             return self._memo[key]
         w, coefficients = self._cases[key]
-        n = len(design.topology)
-        out = {name: np.zeros(n) for name in (*PHASES, "link")}
-        for topo in np.unique(design.topology):
-            idx = np.nonzero(design.topology == topo)[0]
+        picked = design.picks(key[0])
+        out = {name: np.where(picked, 0.0, np.nan) for name in (*PHASES, "link")}
+        runs_on = REGISTRY[w.optimizer].topologies
+        for topo in np.unique(design.topology[picked]):
+            idx = np.nonzero(picked & (design.topology == topo))[0]
+            if topo not in runs_on:
+                out["dpu_compute"][idx] = INFEASIBLE_EPOCH_S
+                self._links_bad[idx] = True
+                continue
             hw = HardwareInputs({k: v[idx] for k, v in design.values.items()}, str(topo))
-            raw = evaluate(w, hw, coefficients, workload={"tasklets": design.tasklets[idx]})
+            workload = {"tasklets": design.tasklets[idx]}
+            if design.sync_every is not None and "sync_every" in REGISTRY[w.optimizer].takes:
+                workload["sync_every"] = design.sync_every[idx]
+            raw = evaluate(w, hw, coefficients, workload=workload)
             phases = in_view(raw, self.spec.view, zero=np.zeros(len(idx)))
             for name in PHASES:
                 out[name][idx] = phases[name]
@@ -177,22 +233,31 @@ class Evaluator:
     def evaluate(self, points: Sequence[Mapping[str, Any]]) -> Scores:
         self._memo = {}
         design = self.design(points)
+        n = len(points)
+        self._links_bad = np.zeros(n, dtype=bool)
+        self._target_bad = np.zeros(n, dtype=bool)
         cost = self.costs.per_dpu(design.values, design.topology, self.base)
         columns, epoch = [], []
         for obj in self.spec.objectives:
-            per_workload = []
+            if obj.kind == "cost":
+                columns.append(cost)
+                continue
+            per_slot: dict[Any, np.ndarray] = {}  # a searched optimizer: each point takes its pick's value
             for case in self.spec.workloads:
-                per_workload.append(self._objective(obj.kind, case, obj.dpus, obj.low_dpus, design) * obj.epochs
-                                    if obj.kind in ("time_per_epoch", "energy_per_epoch")
-                                    else self._objective(obj.kind, case, obj.dpus, obj.low_dpus, design))
-            columns.append(cost if obj.kind == "cost" else _geomean(per_workload))
+                value = self._objective(obj.kind, case, obj.dpus, obj.low_dpus, design, obj.target)
+                if obj.kind in ("time_per_epoch", "energy_per_epoch"):
+                    value = value * obj.epochs
+                slot = case.slot if self.searched else case
+                per_slot[slot] = np.where(design.picks(case), value, per_slot.get(slot, np.full(n, np.nan)))
+            columns.append(_geomean(list(per_slot.values())))
         first = self.spec.objectives[0]
         for case in self.spec.workloads:
             epoch.append(self._epoch_s((case, first.dpus, "weak"), design)
-                         if (case, first.dpus, "weak") in self._cases else np.full(len(points), np.nan))
+                         if (case, first.dpus, "weak") in self._cases else np.full(n, np.nan))
         return Scores(np.column_stack(columns), self._constraints(design, cost), np.column_stack(epoch))
 
-    def _objective(self, kind: str, case: WorkloadCase, dpus: int, low: int, design: Design) -> np.ndarray:
+    def _objective(self, kind: str, case: WorkloadCase, dpus: int, low: int, design: Design,
+                   target: float = 0.99) -> np.ndarray:
         n = len(design.topology)
         if kind == "cost":
             return np.ones(n)
@@ -211,7 +276,35 @@ class Evaluator:
             host = sum((raw[p] for p in COMM_PHASES), np.zeros(n)) - raw["link"]
             return (dpus * self._dpu_power_w(design) * total(raw)
                     + design.values["host_power_w"] * np.maximum(host, 0.0))
+        if kind == "time_to_target":
+            return self._epochs_to_target(key, design, target) * self._epoch_s(key, design)
         return self._epoch_s(key, design)
+
+    def _epochs_to_target(self, key: tuple[WorkloadCase, int, str], design: Design, target: float) -> np.ndarray:
+        """Per point: the stand-in's epochs until the case's optimizer (with the point's H, and for decentralized
+        SGD the gossip graph of its topology) reaches ``target`` x MA-SGD's metric (``convergence.py``); a pick
+        that never does gets twice the stand-in's epochs and violates ``target``."""
+        assert self.convergence is not None  # loaded when a time_to_target objective exists
+        case, table = key[0], self.convergence
+        goal = table.target(case.dataset, case.model, target)
+        info, w = REGISTRY[case.optimizer], self._cases[key][0]
+        n = len(design.topology)
+        sync = (design.sync_every if design.sync_every is not None and "sync_every" in info.takes
+                else np.full(n, float(w.sync_every)))
+        graph = (np.asarray([GRAPHS.get(str(t), "") for t in design.topology], dtype=object)
+                 if case.optimizer == "dpsgd" else np.full(n, "", dtype=object))
+        out = np.full(n, np.nan)
+        picked = design.picks(case)
+        penalty = 2.0 * table.stand_in.epochs
+        for h, g in {(float(h), str(g)) for h, g in zip(sync[picked], graph[picked], strict=True)}:
+            mask = picked & (sync == h) & (graph == g)
+            if case.optimizer == "dpsgd" and not g:
+                out[mask] = penalty  # no gossip graph: infeasible already (constraint links)
+                continue
+            epochs = table.epochs_to(Variant(case.dataset, case.model, case.optimizer, int(h), g), goal)
+            out[mask] = epochs if math.isfinite(epochs) else penalty
+            self._target_bad[mask] |= not math.isfinite(epochs)
+        return out
 
     def _dpu_power_w(self, design: Design) -> np.ndarray:
         """Power per DPU, scaled with the clock (dynamic power at a fixed voltage)."""
@@ -221,7 +314,8 @@ class Evaluator:
     def constraint_names(self) -> list[str]:
         c = self.spec.constraints
         return [name for name, on in (("memory", c.fit_memory), ("power", c.max_power_w is not None),
-                                      ("cost", c.max_cost is not None)) if on]
+                                      ("cost", c.max_cost is not None), ("links", self.searched),
+                                      ("target", self.convergence is not None)) if on]
 
     def _constraints(self, design: Design, cost: np.ndarray) -> np.ndarray:
         c = self.spec.constraints
@@ -233,14 +327,19 @@ class Evaluator:
             cols.append(power / c.max_power_w - 1.0)
         if c.max_cost is not None:
             cols.append(cost / c.max_cost - 1.0)
+        if self.searched:
+            cols.append(np.where(self._links_bad, 1.0, -1.0))
+        if self.convergence is not None:
+            cols.append(np.where(self._target_bad, 1.0, -1.0))
         return np.column_stack(cols) if cols else np.zeros((len(design.topology), 0))
 
     def _memory_excess(self, design: Design) -> np.ndarray:
         """max over workloads of (needed / available - 1) for MRAM and WRAM."""
         worst = np.full(len(design.topology), -1.0)
-        for w, _ in self._cases.values():
-            for t in np.unique(design.tasklets):
-                mask = design.tasklets == t
+        for (case, _, _), (w, _) in self._cases.items():
+            picked = design.picks(case)
+            for t in np.unique(design.tasklets[picked]):
+                mask = picked & (design.tasklets == t)
                 fp = footprint(w.with_(tasklets=int(t)))
                 excess = np.maximum(fp.mram_bytes / design.values["mram_bytes"][mask],
                                     fp.wram_bytes / design.values["wram_bytes"][mask]) - 1.0

@@ -13,6 +13,13 @@ hardware parameters it searches. Each parameter is one table under ``[parameters
 ``tasklets`` (the tasklets the kernels run; it also sets the hardware threads). ``unit`` converts the
 bounds to SI (``MHz``, ``GB/s``, ``KiB``, ``us``...). A choice either picks a field's value or, with
 ``sets``, applies a set of field values (a hardware feature such as a native multiplier).
+Algorithm and hardware are searched together with two more fields::
+
+    optimizer = { choices = ["ma-sgd", "local-sgd", "dpsgd"] }     # the workloads' optimizers are then searched
+    sync_every = { choices = [1, 4, 16] }                           # H of the optimizers that take it
+
+An ``optimizer`` parameter replaces ``[workloads] optimizers``: each (dataset, model) is scored with the optimizer a
+design point picks (a pick whose links the design lacks is infeasible: constraint ``links``).
 Every bad key or value is a one-line ``StudyError``.
 """
 
@@ -25,7 +32,7 @@ from typing import Any, Literal
 
 from ..errors import SpecError, StudyError, suggest
 from ..resources import data_dir
-from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, TOPOLOGIES, load_hardware
+from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
 from ..specs.hardware import FIELD_BY_NAME
 
@@ -38,12 +45,15 @@ Direction = Literal["minimize", "maximize"]
 OBJECTIVES: dict[str, Direction] = {
     "time_per_epoch": "minimize", "strong_scaling_efficiency": "maximize", "weak_scaling_growth": "minimize",
     "speedup": "maximize", "energy_per_epoch": "minimize", "cost": "minimize",
-    "speedup_over_cpu": "maximize", "speedup_over_gpu": "maximize",
+    "speedup_over_cpu": "maximize", "speedup_over_gpu": "maximize", "time_to_target": "minimize",
 }
 """Objective kinds and their directions."""
 SAMPLERS = ("nsga2", "tpe")
 WORKLOAD_FIELD = "tasklets"
 STRUCTURAL_FIELD = "link_topology"
+OPTIMIZER_FIELD = "optimizer"
+SYNC_FIELD = "sync_every"
+ALGORITHM_FIELDS = (OPTIMIZER_FIELD, SYNC_FIELD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +98,11 @@ class WorkloadCase:
     def label(self) -> str:
         return f"{self.dataset.split('-')[0]}/{self.model}/{self.optimizer}"
 
+    @property
+    def slot(self) -> tuple[str, str]:
+        """(dataset, model): the workload a searched optimizer is picked for."""
+        return self.dataset, self.model
+
 
 @dataclass(frozen=True, slots=True)
 class Objective:
@@ -98,6 +113,9 @@ class Objective:
     versus: str | None = None
     """speedup_over_cpu / speedup_over_gpu: the CPU or GPU spec (a name in hardware_specs/cpu|gpu or a TOML file;
     None: the study's EPYC 7742 pair or A100)."""
+    target: float = 0.99
+    """time_to_target: the fraction of MA-SGD's stand-in metric after the study's epochs to reach
+    (``dse/convergence.py``)."""
 
     @property
     def direction(self) -> Direction:
@@ -199,14 +217,14 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
     objectives = _objectives(data.get("objective"), origin)
     if len(objectives) > 1 and sampler == "tpe":
         sampler = "tpe"  # multi-objective TPE is supported by Optuna as well
+    parameters = tuple(_parameter(k, v, origin) for k, v in _table(data, "parameters", origin).items())
+    searched = next((p.choices for p in parameters if p.field == OPTIMIZER_FIELD), None)
     spec = StudySpec(
         name=name, description=str(head.get("description", "")), baseline=base_spec.name, sampler=sampler,
         trials=_int(head.get("trials", 1000), "trials", origin), seed=_opt_int(head.get("seed"), origin),
         batch=_int(head.get("batch", 64), "batch", origin), view=str(head.get("view", "wall")),
-        workloads=_workloads(_table(data, "workloads", origin), origin), objectives=objectives,
-        constraints=_constraints(_table(data, "constraints", origin), origin),
-        parameters=tuple(_parameter(k, v, origin) for k, v in _table(data, "parameters", origin).items()),
-        path=origin)
+        workloads=_workloads(_table(data, "workloads", origin), origin, searched), objectives=objectives,
+        constraints=_constraints(_table(data, "constraints", origin), origin), parameters=parameters, path=origin)
     if not spec.parameters:
         raise StudyError(f"{origin}: [parameters] is empty; give at least one hardware parameter to search")
     if spec.view not in ("wall", "breakdown"):
@@ -250,11 +268,15 @@ def _as_list(value: Any, key: str, allowed: tuple[str, ...] | list[str], origin:
     return [str(i) for i in items]
 
 
-def _workloads(table: Mapping[str, Any], origin: str) -> tuple[WorkloadCase, ...]:
+def _workloads(table: Mapping[str, Any], origin: str, searched: tuple[Any, ...] | None = None
+               ) -> tuple[WorkloadCase, ...]:
     _check_keys(table, {"datasets", "models", "optimizers"}, f"{origin} [workloads]")
     datasets = _as_list(table.get("datasets", list(DATASETS)), "dataset", list(DATASETS), origin)
     models = _as_list(table.get("models", list(MODELS)), "model", MODELS, origin)
-    optimizers = _as_list(table.get("optimizers", list(OPTIMIZERS)), "optimizer", OPTIMIZERS, origin)
+    if searched is not None and "optimizers" in table:
+        raise StudyError(f"{origin}: the optimizer is searched (parameters.optimizer); drop [workloads] optimizers")
+    optimizers = [str(o) for o in searched] if searched is not None else _as_list(
+        table.get("optimizers", list(STUDY_OPTIMIZERS)), "optimizer", OPTIMIZERS, origin)
     return tuple(WorkloadCase(d, m, o) for d in datasets for m in models for o in optimizers)
 
 
@@ -266,13 +288,17 @@ def _objectives(raw: Any, origin: str) -> tuple[Objective, ...]:
     for item in items:
         if not isinstance(item, Mapping):
             raise StudyError(f"{origin}: each [[objective]] must be a table")
-        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs", "versus"}, f"{origin} [[objective]]")
+        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs", "versus", "target"}, f"{origin} [[objective]]")
         kind = str(item.get("kind", ""))
         if kind not in OBJECTIVES:
             raise StudyError(f"{origin}: unknown objective kind {kind!r}{suggest(kind, OBJECTIVES)}")
+        target = item.get("target", 0.99)
+        if isinstance(target, bool) or not isinstance(target, int | float) or not 0 < target <= 1:
+            raise StudyError(f"{origin}: objective {kind}: target must be a fraction in (0, 1], got {target!r}")
         obj = Objective(kind, _int(item.get("dpus", 2048), "dpus", origin),
                         _int(item.get("low_dpus", 256), "low_dpus", origin),
-                        _int(item.get("epochs", 1), "epochs", origin), _versus(kind, item.get("versus"), origin))
+                        _int(item.get("epochs", 1), "epochs", origin), _versus(kind, item.get("versus"), origin),
+                        float(target))
         if obj.low_dpus >= obj.dpus:
             raise StudyError(f"{origin}: objective {kind}: low_dpus must be below dpus")
         out.append(obj)
@@ -307,7 +333,7 @@ def _parameter(key: str, raw: Any, origin: str) -> Parameter:
         raise StudyError(f"{where} must be a table like {{ low = 1, high = 2 }} or {{ choices = [...] }}")
     _check_keys(raw, {"field", "low", "high", "unit", "scale", "type", "choices", "sets"}, where)
     target = str(raw.get("field", key))
-    known = {*FIELD_BY_NAME, WORKLOAD_FIELD, STRUCTURAL_FIELD}
+    known = {*FIELD_BY_NAME, WORKLOAD_FIELD, STRUCTURAL_FIELD, *ALGORITHM_FIELDS}
     if "sets" not in raw and target not in known:
         raise StudyError(f"{where}: unknown hardware field {target!r}{suggest(target, known)}")
     if "choices" in raw:
@@ -355,6 +381,14 @@ def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parame
         for c in choices:
             if c not in TOPOLOGIES:
                 raise StudyError(f"{where}: unknown topology {c!r}{suggest(str(c), TOPOLOGIES)}")
+    if target == OPTIMIZER_FIELD:
+        for c in choices:
+            if c not in OPTIMIZERS:
+                raise StudyError(f"{where}: unknown optimizer {c!r}{suggest(str(c), OPTIMIZERS)}")
+    if target == SYNC_FIELD:
+        for c in choices:
+            if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+                raise StudyError(f"{where}: sync_every choices must be positive whole numbers, got {c!r}")
     sets_raw = raw.get("sets", {})
     if not isinstance(sets_raw, Mapping):
         raise StudyError(f"{where}: sets must be a table of choice -> {{ field = value }}")
@@ -371,7 +405,7 @@ def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parame
             if isinstance(value, bool) or not isinstance(value, int | float) or not f.low <= value <= f.high:
                 raise StudyError(f"{where}: sets.{choice}.{name} = {value!r} is outside [{f.low:g}, {f.high:g}]")
         sets.append((str(choice), tuple((n, float(v)) for n, v in fields.items())))
-    if not sets and target not in FIELD_BY_NAME and target != STRUCTURAL_FIELD:
+    if not sets and target not in FIELD_BY_NAME and target not in (STRUCTURAL_FIELD, *ALGORITHM_FIELDS):
         raise StudyError(f"{where}: a choice needs a hardware field or 'sets'")
     if not sets and target in FIELD_BY_NAME:
         for c in choices:

@@ -23,12 +23,14 @@ from ..specs import (
     KERNEL_VARIANTS,
     MODELS,
     OPTIMIZERS,
+    REGISTRY,
     YFCC,
     DatasetSpec,
     HardwareSpec,
     HyperParams,
     Workload,
     load_hardware,
+    require_links,
     resolve_hyperparams,
 )
 from . import fixedpoint as fx
@@ -102,6 +104,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
     """Train on ``dpus`` emulated DPUs (see ``Hyper`` and ``Options``)."""
     _check_arguments(dataset, dpus, model, optimizer, options)
     hw = load_hardware(options.hardware)
+    require_links(optimizer, hw.link_topology, hw.name)  # before any data is made or read
     if dataset in SYNTHETIC:  # every check before a row is generated
         spec = _synthetic_spec(dataset, options)
         workload = _workload(spec, model, optimizer, dpus, hyper, options)
@@ -195,7 +198,7 @@ def memory_estimate_bytes(w: Workload, o: Options) -> float:
     """About the peak memory an emulation of ``w`` takes: the data as generated or read, the per-DPU model
     state the optimizer keeps (N x d), and the kernels' scratch."""
     n, d, rows = w.dpus, w.dataset.features, w.rows_per_dpu
-    state_vectors = {"ma-sgd": 1, "ga-sgd": 1, "admm": 3}[w.optimizer]  # local models [+ u, c]
+    state_vectors = REGISTRY[w.optimizer].state_vectors  # local models [+ u, c]
     element = 8.0  # int64 (dense fixed point) or float64 per state entry
     if w.dataset.layout == "dense":
         block = n * min(64, rows) * d * (4 + 4) * 2.0  # float32 generation + uint32 rows, one block prefetched
@@ -229,7 +232,8 @@ def _train_config(w: Workload, o: Options, hw: HardwareSpec) -> TrainConfig:
                        global_batch_size=hp.global_batch_size, learning_rate_shift=hp.learning_rate_shift,
                        reg_shift=hp.reg_shift, alpha_shift=hp.admm_alpha_shift, epochs=o.epochs,
                        arithmetic=o.arithmetic, tasklets=o.tasklets, kernels=o.kernels, svm_margin=o.svm_margin,
-                       class_weights=o.class_weights, task_epochs=hp.task_epochs, dma_max_bytes=hw.dma_max_bytes)
+                       class_weights=o.class_weights, task_epochs=hp.task_epochs, dma_max_bytes=hw.dma_max_bytes,
+                       sync_every=w.sync_every, link_topology=hw.link_topology, dpus_per_rank=hw.dpus_per_rank)
 
 
 # ---------------------------------------------------------------- data

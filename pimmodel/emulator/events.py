@@ -11,7 +11,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kernels.study import ERROR, LAUNCH, SAMPLE, STEP, STEP_READS, UPDATE, ZERO
+from ..kernels.exchange import EXCHANGE_PROFILE as X
+from ..kernels.study import ERROR, EXCHANGE, LAUNCH, SAMPLE, STEP, STEP_READS, UPDATE, ZERO
 from ..kernels.study import PROFILE as K
 from ..kernels.vocabulary import blocks
 from .kernels import KernelStats
@@ -166,3 +167,32 @@ def launch(tr: Trace, dense: bool) -> None:
     if dense:
         tr.add("dmas", ("read", K.bias_bytes, 1), 1, LAUNCH)
         tr.add("dmas", ("write", K.bias_bytes, 1), 1, LAUNCH)
+
+
+def allreduce_exchange(tr: Trace, received: Rows, d: int, element_bytes: int, update_passes: int,
+                       dma_max_bytes: int) -> None:
+    """The DPU side of one all-reduce over links (``kernels/exchange.py``): each of the ``received`` elements of a
+    partial sum (per DPU) is added into the DPU's own (two reads, one write), then ``update_passes`` sweeps over
+    d; everything streams in DMAs of ``dma_max_bytes``, counted as bytes / ``dma_max_bytes``."""
+    t = tr.tasklets
+    tr.add("ops", "int64_add", received + update_passes * d, EXCHANGE)
+    tr.add("ops", "int64_shift", update_passes * d, EXCHANGE)
+    tr.add("ops", "bookkeeping", received * K.reduce_instructions_per_tasklet
+           + update_passes * d * K.update_loop_instructions, EXCHANGE)
+    read = 2 * received * element_bytes + update_passes * X.read_streams_per_update * 4 * d
+    write = received * element_bytes + update_passes * 4 * d
+    tr.add("dmas", ("read", dma_max_bytes, t), read / dma_max_bytes, EXCHANGE)
+    tr.add("dmas", ("write", dma_max_bytes, t), write / dma_max_bytes, EXCHANGE)
+
+
+def gossip_mix(tr: Trace, d: int, neighbours: int, dense: bool, dma_max_bytes: int) -> None:
+    """The DPU side of one gossip round (``kernels/exchange.py``): per weight k + 1 shifts, k adds, a load per
+    input and the loop; dense kernels mix the int64 bias too; own and k received models read, the mix written."""
+    t, k = tr.tasklets, neighbours
+    tr.add("ops", "int32_shift", (k + 1) * d, EXCHANGE)
+    tr.add("ops", "int64_add", k * d + (k if dense else 0), EXCHANGE)
+    tr.add("ops", "bookkeeping", d * ((k + 1) * X.mix_load_instructions + X.mix_loop_instructions), EXCHANGE)
+    if dense:
+        tr.add("ops", "int64_shift", k + 1, EXCHANGE)
+    tr.add("dmas", ("read", dma_max_bytes, t), (k + 1) * 4 * d / dma_max_bytes, EXCHANGE)
+    tr.add("dmas", ("write", dma_max_bytes, t), 4 * d / dma_max_bytes, EXCHANGE)

@@ -37,6 +37,9 @@ def trace_record(trace: Trace, hw: HardwareSpec) -> dict[str, Any]:
                            "element_passes": trace.host_element_passes,
                            "thread_starts": {str(k): v for k, v in trace.thread_starts.items()}},
         "launch": {"launches": trace.launches},
+        "links": {"exchanges": [{"kind": op.kind, "algorithm": op.algorithm, "vector_bytes": float(op.vector_bytes),
+                                 "group": int(op.group), "count": n} for op, n in trace.link_ops.items()],
+                  "seconds": float(sum(timing.link_seconds(trace, hw))), "bytes": timing.link_bytes(trace)},
         "seconds": {view: timing.seconds(trace, hw, view) for view in VIEWS},
         "sections": timing.section_seconds(trace, hw),
     }

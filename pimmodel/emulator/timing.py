@@ -43,17 +43,34 @@ def raw_seconds(trace: Trace, hw: HardwareSpec) -> dict[str, float]:
     c_s = float(P.cycles_to_s(compute.max(), hw))
     calls = trace.host_calls()
     ic, ir, iw = instrumented_cycles(trace, hw)
+    gather, distribute = link_seconds(trace, hw)
     return {
         "dpu_compute": c_s,
         "mram_wram_dma": float(P.cycles_to_s(dma.max(), hw)),
         EXPOSED_DMA: float(P.cycles_to_s((compute + exposed).max(), hw)) - c_s,
         INSTRUMENTED_COMPUTE: float(P.cycles_to_s(ic.max(), hw)),
         INSTRUMENTED_DMA: float(P.cycles_to_s(ir.max(), hw) + P.cycles_to_s(iw.max(), hw)),
-        "host_to_pim": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=True)),
-        "pim_to_host": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=False)),
+        "host_to_pim": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=True)) + distribute,
+        "pim_to_host": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=False)) + gather,
         "host_aggregate": aggregate_s(trace, hw),
         "launch": trace.launches * float(P.launch_s(hw)),
     }
+
+
+def link_seconds(trace: Trace, hw: HardwareSpec) -> tuple[float, float]:
+    """(gather, distribute) seconds of the run's exchanges over direct DPU links (``pricing.link_halves_s``):
+    charged to ``pim_to_host`` and ``host_to_pim``, as the cost model charges them."""
+    gather = distribute = 0.0
+    for op, n in trace.link_ops.items():
+        g, d = pricing.link_halves_s(op, hw)
+        gather += n * float(g)
+        distribute += n * float(d)
+    return gather, distribute
+
+
+def link_bytes(trace: Trace) -> float:
+    """Bytes all DPUs together sent over direct links."""
+    return trace.dpus * sum(n * float(pricing.link_bytes_per_dpu(op)) for op, n in trace.link_ops.items())
 
 
 def instrumented_cycles(trace: Trace, hw: HardwareSpec

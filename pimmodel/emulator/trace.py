@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels.study import SECTIONS, is_parallel
-from ..kernels.vocabulary import Dma, HostCall, Work
+from ..kernels.vocabulary import Dma, HostCall, LinkOp, Work
 
 TABLES = ("ops", "tail_ops", "dmas", "events")
 """Per-section tables: ``ops`` op class -> count (issued by all tasklets in a parallel section, by one in a
@@ -54,6 +54,8 @@ class Trace:
     """element passes over N x d vectors (one pass = every element read once)."""
     thread_starts: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     """threads per round -> rounds in which that many pthreads were created and joined."""
+    link_ops: dict[LinkOp, int] = field(default_factory=lambda: defaultdict(int))
+    """exchange over direct DPU links (hypothetical hardware) -> how many the run made."""
 
     # ------------------------------------------------------------ recording
     def add(self, table: str, key: Any, per_dpu: Any, section: str = NO_SECTION) -> None:
@@ -83,6 +85,9 @@ class Trace:
 
     def transfer(self, to_pim: bool, bytes_per_dpu: int, mode: str = "parallel", calls: int = 1) -> None:
         self.transfers[("to_pim" if to_pim else "to_host", mode, int(bytes_per_dpu))] += calls
+
+    def link(self, op: LinkOp, count: int = 1) -> None:
+        self.link_ops[op] += count
 
     def host(self, bytes_streamed: float, element_passes: float, threads: int) -> None:
         self.host_bytes[threads] += bytes_streamed
@@ -172,4 +177,6 @@ def merge(traces: list[Trace]) -> Trace:
             out.host_bytes[key] += b
         for key, n in tr.thread_starts.items():
             out.thread_starts[key] += n
+        for op, n in tr.link_ops.items():
+            out.link_ops[op] += n
     return out

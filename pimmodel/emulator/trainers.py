@@ -6,13 +6,19 @@
 - ADMM: one launch per epoch runs a full local pass; the host computes z and the duals once per epoch.
 Partitions are contiguous per DPU and never reshuffled. ``arithmetic="float64"`` runs the same loops
 without quantization (no shifts, guards or clamps).
+
+Every optimizer's epoch is an ``EpochTrainer`` named by its registry entry (``pimmodel.specs.optimizers``, the
+plug-in contract): ``train`` looks it up, so a new optimizer's trainer (e.g. ``decentral.py``) needs no change
+here.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -20,6 +26,7 @@ from numpy.typing import NDArray
 
 from ..errors import DataError
 from ..kernels.study import PROFILE as K
+from ..specs.optimizers import optimizer_info
 from . import events as ev
 from . import fixedpoint as fx
 from . import host
@@ -56,6 +63,12 @@ class TrainConfig:
     """ADMM: local passes over the shard per global epoch (the artifact's ``task_epochs``)."""
     dma_max_bytes: int = 2048
     """The hardware's largest MRAM<->WRAM DMA (a kernel build parameter: larger transfers are split)."""
+    sync_every: int = 1
+    """H: local steps between two global averages (local-sgd, hier-sgd)."""
+    link_topology: str = "none"
+    """The hardware's direct DPU links (``specs.hardware.TOPOLOGIES``), for the optimizers that use them."""
+    dpus_per_rank: int = 64
+    """The hardware's rank size (hier-sgd averages inside a rank)."""
 
     @property
     def margin(self) -> float:
@@ -94,8 +107,8 @@ class RunResult:
     traces: list[Trace] = field(default_factory=list)
 
 
-class _State:
-    """Global model on the host and per-DPU local state."""
+class State:
+    """Global model on the host and per-DPU local state (the models persist across epochs)."""
 
     def __init__(self, shards: Shards, cfg: TrainConfig) -> None:
         self.fixed = cfg.arithmetic == "fixed"
@@ -120,6 +133,19 @@ class _State:
         return Weights(wr[: self.bias_index].copy(), float(wr[self.bias_index]))
 
 
+EpochTrainer = Callable[[State, Shards, TrainConfig, int, int, Trace, Progress | None], Weights]
+"""The plug-in contract's trainer: ``(state, shards, config, local batch, local steps per epoch, trace, progress)
+-> the model to evaluate``; it trains one epoch for real and records every event it causes in ``trace``."""
+
+
+@cache
+def trainer_of(optimizer: str) -> EpochTrainer:
+    """The epoch trainer the registry entry of ``optimizer`` names (``module:function``)."""
+    module, _, name = optimizer_info(optimizer).trainer.partition(":")
+    function: EpochTrainer = getattr(importlib.import_module(module), name)
+    return function
+
+
 def model_length(features: int, tasklets: int) -> int:
     """Model length: features + the bias slot, padded to tasklets x 128 (1,000,001 -> 1,001,472)."""
     unit = tasklets * (K.dense_block_bytes // 4)
@@ -130,7 +156,7 @@ def check_config(shards: Shards, cfg: TrainConfig) -> int:
     """Validate the batch sizes against the shards; return the local batch per step (MA-SGD / ADMM: a power of
     two, the DPU averages with a shift; GA-SGD: B / N, any size: the host divides by B)."""
     rows = shards.rows_per_dpu
-    if cfg.optimizer == "ga-sgd":
+    if optimizer_info(cfg.optimizer).batch == "global":
         if cfg.global_batch_size % shards.n_dpus or cfg.global_batch_size < shards.n_dpus:
             raise DataError(f"--global-batch-size {cfg.global_batch_size} is not a multiple of --dpus "
                             f"{shards.n_dpus}; use a multiple of the DPU count")
@@ -149,15 +175,13 @@ def train(shards: Shards, cfg: TrainConfig, on_epoch: Callable[[int, Weights, Tr
           progress: Progress | None = None) -> RunResult:
     """Run ``cfg.epochs`` epochs; ``on_epoch(epoch, weights, trace)`` is called after each."""
     b = check_config(shards, cfg)
-    st = _State(shards, cfg)
+    epoch_trainer = trainer_of(cfg.optimizer)
+    st = State(shards, cfg)
     result = RunResult(weights=st.decoded(st.w, st.bias))
     steps = -(-shards.rows_per_dpu // b)  # the last batch may be partial
     for epoch in range(1, cfg.epochs + 1):
         tr = Trace(shards.n_dpus, cfg.tasklets, epochs=1)
-        if cfg.optimizer == "admm":
-            weights = _admm_epoch(st, shards, cfg, b, steps, tr, progress)
-        else:
-            weights = _round_epoch(st, shards, cfg, b, steps, tr, progress)
+        weights = epoch_trainer(st, shards, cfg, b, steps, tr, progress)
         result.weights = weights
         result.epoch_weights.append(weights)
         result.traces.append(tr)
@@ -167,7 +191,7 @@ def train(shards: Shards, cfg: TrainConfig, on_epoch: Callable[[int, Weights, Tr
 
 
 # ---------------------------------------------------------------- one local step on every DPU
-def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w: NDArray, bias: NDArray,
+def _local_step(st: State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w: NDArray, bias: NDArray,
                 tr: Trace, update: bool) -> tuple[Any, Any]:
     """Accumulate one batch on every DPU and (MA/ADMM) apply the local update; record its events."""
     kc = cfg.kernel()
@@ -208,7 +232,7 @@ def _local_step(st: _State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w
     return kn.sparse_update_float(w, facc, b, st.bias_index, kc, st.c if admm else None), None
 
 
-def _model_calls(tr: Trace, st: _State, to_pim: bool, vectors: int = 1, element_bytes: int = 4,
+def _model_calls(tr: Trace, st: State, to_pim: bool, vectors: int = 1, element_bytes: int = 4,
                  mode: str = "parallel") -> None:
     """The model vector(s) and, dense, the bias; ``mode="identical"``: one buffer for every DPU."""
     for _ in range(vectors):
@@ -217,16 +241,27 @@ def _model_calls(tr: Trace, st: _State, to_pim: bool, vectors: int = 1, element_
         tr.transfer(to_pim, 8, mode)
 
 
-def _host_work(tr: Trace, st: _State, passes: float, element_bytes: int, thread_rounds: int = 1) -> None:
+def _host_work(tr: Trace, st: State, passes: float, element_bytes: int, thread_rounds: int = 1) -> None:
     threads = K.host_threads("dense" if st.dense else "sparse")
     tr.host(passes * st.n * st.d * element_bytes, passes * st.n * st.d, threads)
     tr.thread_starts[threads] += thread_rounds
 
 
 # ---------------------------------------------------------------- MA-SGD and GA-SGD
-def _round_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
+def ma_sgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
                  progress: Progress | None) -> Weights:
-    ga = cfg.optimizer == "ga-sgd"
+    """MA-SGD: one local step per round, the host averages."""
+    return _round_epoch(st, shards, cfg, b, steps, tr, progress, ga=False)
+
+
+def ga_sgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
+                 progress: Progress | None) -> Weights:
+    """GA-SGD: the DPUs accumulate B/N rows' gradients per round, the host sums them and updates."""
+    return _round_epoch(st, shards, cfg, b, steps, tr, progress, ga=True)
+
+
+def _round_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
+                 progress: Progress | None, ga: bool) -> Weights:
     grad_bytes = 8 if (ga and not st.dense) else 4
     for r in range(steps):
         w = np.broadcast_to(st.w, (st.n, st.d))
@@ -248,14 +283,14 @@ def _round_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: in
     return st.decoded(st.w, st.bias)
 
 
-def _zero_pad_slots(st: _State, w: NDArray) -> NDArray:
+def _zero_pad_slots(st: State, w: NDArray) -> NDArray:
     if not st.dense:
         w[0] = 0
         w[st.bias_index + 1:] = 0
     return w
 
 
-def _ma_host(st: _State, w_local: NDArray, b_local: Any) -> None:
+def _ma_host(st: State, w_local: NDArray, b_local: Any) -> None:
     if st.fixed:
         avg = host.average_shared_fixed(w_local) if isinstance(w_local, kn.SharedLocal) else host.average_fixed(w_local)
         st.w = _zero_pad_slots(st, avg.astype(st.w.dtype))
@@ -267,7 +302,7 @@ def _ma_host(st: _State, w_local: NDArray, b_local: Any) -> None:
         st.bias = float(b_local.mean())
 
 
-def _ga_host(st: _State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -> None:
+def _ga_host(st: State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -> None:
     if st.dense:
         total = acc.sum(axis=0, dtype=np.int64 if st.fixed else np.float64)
         btotal = bacc.sum()
@@ -293,8 +328,9 @@ def _ga_host(st: _State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -
 
 
 # ---------------------------------------------------------------- ADMM
-def _admm_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
-                progress: Progress | None) -> Weights:
+def admm_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, tr: Trace,
+               progress: Progress | None) -> Weights:
+    """Consensus ADMM: one launch per epoch runs every local pass; the host computes z and the duals."""
     _model_calls(tr, st, to_pim=True, vectors=2)
     ev.launch(tr, st.dense)
     w, bias = st.w_local, st.b_local
@@ -307,7 +343,7 @@ def _admm_epoch(st: _State, shards: Shards, cfg: TrainConfig, b: int, steps: int
     _model_calls(tr, st, to_pim=False)
     st.w_local, st.b_local = w, bias
     intended = cfg.admm_consensus == "intended"
-    assert st.u is not None  # allocated for ADMM in _State
+    assert st.u is not None  # allocated for ADMM in State
     b_mean: Any
     w_mean: Any
     if st.fixed:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import CapacityError, SpecError
 from ..specs import HardwareSpec, Workload
+from ..specs.optimizers import require_links
 from ..units import MiB
 from .study import PROFILE as K
 
@@ -36,7 +37,9 @@ def footprint(w: Workload) -> Footprint:
     accumulators = d * (4 if ds.layout == "dense" else 8)
     admm_c = d * 4 if w.optimizer == "admm" else 0
     lut = LUT_BYTES if w.model == "lr" else 0
-    fixed = model + accumulators + admm_c + lut
+    # link exchanges (received models, partial sums) reuse the accumulators once a step's update is done
+    exchange = max(0, d * w.info.exchange_bytes_per_weight - accumulators)
+    fixed = model + accumulators + admm_c + lut + exchange
     per_row = ds.row_bytes + ds.label_bytes
     if ds.layout == "dense":
         d_t = -(-d // w.tasklets)
@@ -52,7 +55,9 @@ def footprint(w: Workload) -> Footprint:
 
 def check(w: Workload, hw: HardwareSpec) -> Footprint:
     """Raise a one-line error naming the numbers (and the smallest DPU count that fits) if ``w`` does not
-    fit ``hw``; return the footprint otherwise."""
+    fit ``hw`` (or ``hw`` lacks the links its optimizer needs); return the footprint otherwise."""
+    require_links(w.optimizer, hw.link_topology, hw.name)
+    check_exchange(w, hw)
     if w.dpus > hw.dpus_available:
         raise SpecError(f"--dpus {w.dpus} exceeds the {hw.dpus_available} DPUs of {hw.name}; "
                         f"use at most {hw.dpus_available}")
@@ -64,6 +69,23 @@ def check(w: Workload, hw: HardwareSpec) -> Footprint:
     if fp.mram_bytes > hw.mram_bytes:
         raise CapacityError(_mram_message(w, hw, fp))
     return fp
+
+
+def check_exchange(w: Workload, hw: HardwareSpec) -> None:
+    """The exchange kernels divide with shifts: hier-sgd's in-rank average over links needs equal power-of-two
+    groups; allreduce-sgd's update on every DPU divides the gradient sum by a power-of-two global batch."""
+    if w.optimizer == "hier-sgd" and hw.link_topology != "none":
+        group = min(w.dpus, hw.dpus_per_rank)
+        if group & (group - 1) or w.dpus % group:
+            raise SpecError(f"hier-sgd averages each rank's models over links with a shift, so the {w.dpus:,} DPUs "
+                            f"must form equal power-of-two groups of min(DPUs, {hw.dpus_per_rank} per rank); use "
+                            f"a power-of-two --dpus below {hw.dpus_per_rank} or a multiple of {hw.dpus_per_rank}")
+    if w.optimizer == "allreduce-sgd":
+        big_b = w.hp.global_batch_size
+        if big_b & (big_b - 1):
+            lower = 1 << (big_b.bit_length() - 1)
+            raise SpecError(f"allreduce-sgd divides the gradient sum by the global batch {big_b:,} with a shift on "
+                            f"every DPU; use a power-of-two --global-batch-size (e.g. {lower:,}) and --dpus")
 
 
 def _wram_message(w: Workload, hw: HardwareSpec, fp: Footprint) -> str:

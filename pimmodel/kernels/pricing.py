@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import primitives as P
-from .vocabulary import Chain, HostCall, KernelRun, Num, Section, Work, op_instructions
+from .vocabulary import Chain, HostCall, KernelRun, LinkOp, Num, Section, Work, op_instructions
 
 
 def instructions(ops: Mapping[str, Num], hw: Any) -> Num:
@@ -138,6 +138,29 @@ def host_calls_s(calls: Iterable[HostCall], dpus: Num, hw: Any, to_pim: bool) ->
 def host_calls_bytes(calls: Iterable[HostCall], dpus: Num, to_pim: bool) -> Num:
     """Bytes of the transfer calls of one direction, all DPUs together."""
     return dpus * sum((c.calls * c.bytes_per_dpu for c in calls if c.to_pim == to_pim), 0)
+
+
+def link_halves_s(op: LinkOp, hw: Any) -> tuple[Num, Num]:
+    """(gather, distribute) seconds of one exchange over direct links (``vocabulary.LinkOp``): the reduce-scatter
+    and the all-gather of an all-reduce; a gossip round is all distribute."""
+    v, g = op.vector_bytes, op.group
+    if op.kind == "gossip":
+        return 0, g * P.link_step_s(v, hw)
+    if op.algorithm == "all-to-all":
+        half = P.link_step_s((g - 1) * v / g, hw)
+    elif op.algorithm == "torus":
+        columns = g / op.rows
+        half = (columns - 1) * P.link_step_s(v / columns, hw) + (op.rows - 1) * P.link_step_s(v / g, hw)
+    else:
+        half = (g - 1) * P.link_step_s(v / g, hw)
+    return half, half
+
+
+def link_bytes_per_dpu(op: LinkOp) -> Num:
+    """Bytes one DPU sends over its links in one exchange: (G - 1) V / G per all-reduce half, V per neighbour."""
+    if op.kind == "gossip":
+        return op.group * op.vector_bytes
+    return 2 * (op.group - 1) * op.vector_bytes / op.group
 
 
 def host_reduce_s(bytes_streamed: Num, threads: Num, thread_rounds: Num, hw: Any) -> Num:

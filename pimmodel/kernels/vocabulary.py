@@ -23,7 +23,8 @@ pieces than tasklets, e.g. GEMV's rows go to tasklets in pairs); the others only
 
 The host side of a kernel is a list of ``HostCall``s (transfer calls with their bytes per DPU, mode and the
 DPU memory they touch). A ``KernelRun`` is one measured kernel: its launches, its sections and the host calls
-around it (the PrIM kernels, ``pimmodel.kernels.prim``).
+around it (the PrIM kernels, ``pimmodel.kernels.prim``). An exchange over direct DPU links (hypothetical
+hardware) is a ``LinkOp``.
 
 Every count may be a number, a numpy array (the emulator: one entry per DPU) or a sympy expression (the cost
 model): ``pimmodel.kernels.pricing`` turns any of them into cycles and seconds with the hardware primitives,
@@ -190,6 +191,31 @@ class KernelRun:
     host: tuple[HostCall, ...]
     tasklets: int = 16
     mram_bytes: Num = 0
+
+
+LINK_KINDS = ("allreduce", "gossip")
+LINK_ALGORITHMS = ("ring", "torus", "all-to-all")
+
+
+@dataclass(frozen=True)
+class LinkOp:
+    """One exchange over direct DPU links, every DPU taking part in lockstep (``pricing.link_halves_s``).
+
+    ``allreduce``: the DPUs of each group of ``group`` sum a vector of ``vector_bytes`` each, as a reduce-scatter
+    (the gather half) and an all-gather (the distribute half) with ``algorithm`` "ring" (2 (G - 1) steps of V/G
+    bytes), "all-to-all" (one step per half, a port carrying the G - 1 chunks of V/G) or "torus" (``rows`` x
+    G/rows: rows first, then columns: (C - 1) steps of V/C and (R - 1) steps of V/G per half).
+    ``gossip``: every DPU sends its ``vector_bytes`` to each of its ``group`` neighbours, one message per step."""
+
+    kind: str
+    algorithm: str
+    vector_bytes: Num
+    group: Num
+    rows: Num = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in LINK_KINDS or self.algorithm not in LINK_ALGORITHMS:
+            raise ValueError(f"link op must be one of {LINK_KINDS} over {LINK_ALGORITHMS}, got {self!r}")
 
 
 def blocks(total_bytes: Num, block_bytes: Num) -> tuple[Num, Num]:

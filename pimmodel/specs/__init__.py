@@ -9,12 +9,12 @@ from pathlib import Path
 from ..errors import SpecError, unknown
 from ..resources import data_dir
 from .hardware import FIELDS, TOPOLOGIES, HardwareSpec, load_file, to_toml
+from .optimizers import OPTIMIZERS, REGISTRY, STUDY_OPTIMIZERS, OptimizerInfo, optimizer_info, require_links
 from .workload import (
     CRITEO,
     DATASETS,
     KERNEL_VARIANTS,
     MODELS,
-    OPTIMIZERS,
     SCALINGS,
     YFCC,
     DatasetSpec,
@@ -56,7 +56,8 @@ def load_hardware(name_or_path: str = DEFAULT_HARDWARE) -> HardwareSpec:
 
 __all__ = [
     "CRITEO", "DATASETS", "DEFAULT_HARDWARE", "FIELDS", "KERNEL_VARIANTS", "MODELS", "OPTIMIZERS", "SCALINGS",
-    "TOPOLOGIES", "YFCC",
-    "DatasetSpec", "HardwareSpec", "HyperParams", "Workload", "hardware_dir", "hardware_names", "load_dataset",
-    "load_hardware", "resolve_hyperparams", "study_hyperparams", "to_toml",
+    "REGISTRY", "STUDY_OPTIMIZERS", "TOPOLOGIES", "YFCC",
+    "DatasetSpec", "HardwareSpec", "HyperParams", "OptimizerInfo", "Workload", "hardware_dir", "hardware_names",
+    "load_dataset", "load_hardware", "optimizer_info", "require_links", "resolve_hyperparams", "study_hyperparams",
+    "to_toml",
 ]

@@ -18,8 +18,10 @@ from typing import Any
 from ..errors import SpecError, suggest, unknown
 from ._toml import dumps, read_toml
 
-TOPOLOGIES = ("none", "in-rank", "ring", "all-to-all")
-"""Direct inter-DPU links: UPMEM has none; the others are hypothetical designs (see the DSE)."""
+TOPOLOGIES = ("none", "in-rank", "ring", "torus", "all-to-all")
+"""Direct inter-DPU links: UPMEM has none; the others are hypothetical designs (see the DSE): a ring inside each
+rank, one ring through all DPUs, a 2-D torus of all DPUs (``specs.optimizers.torus_shape``), or every DPU linked
+to every other."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from ..errors import SpecError, suggest, unknown
 from ._toml import read_toml
+from .optimizers import OPTIMIZERS, OptimizerInfo, optimizer_info, takers
 
 Layout = Literal["dense", "sparse"]
 MODELS = ("lr", "svm")
-OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
 SCALINGS = ("weak", "strong")
 LAYOUTS = ("dense", "sparse")
 
@@ -106,9 +106,12 @@ class HyperParams:
     admm_alpha_shift: int = 0
     task_epochs: int = 1
     """ADMM local passes over the shard per global epoch (the artifact's ``task_epochs``)."""
+    sync_every: int = 1
+    """H: local steps between two global averages (local-sgd, hier-sgd; ``resolve_hyperparams`` takes the
+    registry's default when the user gives none; 1 = every step)."""
 
     def __post_init__(self) -> None:
-        for key in ("batch_size", "global_batch_size", "task_epochs"):
+        for key in ("batch_size", "global_batch_size", "task_epochs", "sync_every"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise SpecError(f"{_option(key)} must be a positive whole number, got {value!r}")
@@ -148,10 +151,11 @@ _STUDY_HYPER: dict[tuple[str, str, str], tuple[int, ...]] = {
 
 
 def study_hyperparams(dataset: DatasetSpec, model: str, optimizer: str) -> HyperParams:
-    """The study's defaults; user datasets borrow those of the preset with the same layout."""
+    """The study's defaults (an optimizer outside the study borrows those of the study optimizer its registry
+    entry names); user datasets borrow those of the preset with the same layout."""
     key_name = dataset.name if dataset.name in DATASETS else ("yfcc100m-hnfc6" if dataset.layout == "dense"
                                                              else "criteo-1tb")
-    values = _STUDY_HYPER[(key_name, model, optimizer)]
+    values = _STUDY_HYPER[(key_name, model, optimizer_info(optimizer).study_name)]
     local_b = _STUDY_HYPER[(key_name, model, "ma-sgd")][0]
     global_b = _STUDY_HYPER[(key_name, model, "ga-sgd")][0]
     alpha = _STUDY_HYPER[(key_name, model, "admm")][3]
@@ -182,8 +186,16 @@ def resolve_hyperparams(dataset: DatasetSpec, model: str, optimizer: str, dpus: 
     dataset (not one of the study's presets) GA-SGD's per-DPU share is the local batch b, and the learning rate
     keeps the study's total step length: its rates were tuned for ``STUDY_LOCAL_STEPS`` local steps, so a run
     with k times fewer steps takes a k times larger step (rounded to a power of two, at most 1/2). Returns the
-    hyper-parameters and one sentence per value chosen for the user. Given values that cannot run are errors."""
+    hyper-parameters and one sentence per value chosen for the user. Given values that cannot run are errors.
+    H (``sync_every``) defaults to the optimizer's registry entry; giving it to an optimizer that does not take it
+    is an error."""
+    info = optimizer_info(optimizer)
     base = study_hyperparams(dataset, model, optimizer)
+    global_batch = info.batch == "global"
+    if "sync_every" in others and "sync_every" not in info.takes:
+        raise SpecError(f"--sync-every applies to {' and '.join(takers('sync_every'))}; {optimizer} synchronises "
+                        "every local step (drop --sync-every)")
+    others = {"sync_every": info.default_sync_every, **others}
     train_rows = dataset.train_rows(dpus, scaling)
     smallest = train_rows // dpus
     if smallest == 0:
@@ -216,22 +228,22 @@ def resolve_hyperparams(dataset: DatasetSpec, model: str, optimizer: str, dpus: 
     elif dataset.name in DATASETS:  # the study's global batch, made a multiple of the DPU count
         per_dpu = min(max(1, round(base.global_batch_size / dpus)), smallest)
         big_b = per_dpu * dpus
-        if big_b != base.global_batch_size and optimizer == "ga-sgd":
+        if big_b != base.global_batch_size and global_batch:
             notes.append(f"global batch {big_b:,} = {dpus:,} DPUs x {per_dpu:,} rows per round (the study's "
                          f"{base.global_batch_size:,} made a multiple of the DPU count)")
     else:  # a user's dataset: each DPU takes the study's local batch per round
         big_b = b * dpus
-        if optimizer == "ga-sgd":
+        if global_batch:
             notes.append(f"global batch {big_b:,} = {dpus:,} DPUs x {b:,} rows per round (the study's local batch; "
                          "its global batch is sized for 6.8 M rows)")
     if dataset.name not in DATASETS:
         # GA-SGD takes the local batch per DPU here, so it takes MA-SGD's rates (the study's GA rates go with B)
-        local_rates = study_hyperparams(dataset, model, "ma-sgd") if optimizer == "ga-sgd" else base
+        local_rates = study_hyperparams(dataset, model, "ma-sgd") if global_batch else base
         others = {"reg_shift": local_rates.reg_shift, **others}
         if "learning_rate_shift" not in others:
-            local = b if optimizer != "ga-sgd" else big_b // dpus
+            local = b if not global_batch else big_b // dpus
             steps = epochs * -(-largest // local) * (others.get("task_epochs", base.task_epochs)
-                                                     if optimizer == "admm" else 1)
+                                                     if "task_epochs" in info.takes else 1)
             faster = max(0, round(math.log2(STUDY_LOCAL_STEPS[dataset.layout] / steps)))
             # dense kernels sum a batch's b terms (each at most 2^(31 - l)) in an int32: from l = log2(b) on, only b
             # rows all holding the largest value 1.0 of a feature with the same gradient sign could reach 2^31
@@ -290,7 +302,7 @@ class Workload:
 
     def _check_batches(self) -> None:
         """The kernels' constraints on the batch sizes (the same checks as ``resolve_hyperparams``)."""
-        if self.optimizer == "ga-sgd":
+        if self.info.batch == "global":
             big_b = self.hp.global_batch_size
             if big_b % self.dpus or big_b < self.dpus:
                 raise SpecError(f"--global-batch-size {big_b:,} is not a multiple of --dpus {self.dpus:,}; use a "
@@ -310,6 +322,11 @@ class Workload:
         return self.hyper
 
     @property
+    def info(self) -> OptimizerInfo:
+        """The optimizer's registry entry."""
+        return optimizer_info(self.optimizer)
+
+    @property
     def train_rows(self) -> int:
         return self.dataset.train_rows(self.dpus, self.scaling)
 
@@ -320,15 +337,20 @@ class Workload:
 
     @property
     def local_batch(self) -> int:
-        """Rows each DPU processes per local step (per round for MA/GA; per local step for ADMM)."""
-        if self.optimizer == "ga-sgd":
+        """Rows each DPU processes per local step (B/N for a global batch, else b)."""
+        if self.info.batch == "global":
             return self.hp.global_batch_size // self.dpus
         return self.hp.batch_size
 
     @property
     def local_epochs(self) -> int:
         """Passes over its shard each DPU makes per global epoch (ADMM's ``task_epochs``; 1 otherwise)."""
-        return self.hp.task_epochs if self.optimizer == "admm" else 1
+        return self.hp.task_epochs if "task_epochs" in self.info.takes else 1
+
+    @property
+    def sync_every(self) -> int:
+        """H: local steps between two global averages (1 for the optimizers that do not take it)."""
+        return self.hp.sync_every if "sync_every" in self.info.takes else 1
 
     @property
     def steps_per_epoch(self) -> int:
@@ -337,8 +359,12 @@ class Workload:
 
     @property
     def rounds_per_epoch(self) -> int:
-        """Host<->PIM rounds (= launches) per epoch."""
-        return 1 if self.optimizer == "admm" else self.steps_per_epoch
+        """Synchronisation rounds per epoch (over the host or over links): one per local step, one per H local
+        steps (the last one possibly shorter), or one (``OptimizerInfo.sync``)."""
+        sync = self.info.sync
+        if sync == "epoch":
+            return 1
+        return -(-self.steps_per_epoch // self.sync_every) if sync == "every-h" else self.steps_per_epoch
 
     def with_(self, **changes: Any) -> Workload:
         return replace(self, **changes)

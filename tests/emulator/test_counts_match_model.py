@@ -5,15 +5,22 @@ exposed DMA (DMA hidden behind compute only inside a parallel section, ``kernels
 
 Small configurations: the sparse cases use 20,000 hashed features (model length 20,480, bias slot 20,000,
 so the update sweep stops inside the last tasklet's slice as in Criteo) and a local batch that is not a
-multiple of the label block, so every ceiling in the closed forms is exercised."""
+multiple of the label block, so every ceiling in the closed forms is exercised.
+
+Every optimizer of the registry is covered (``CASES`` is built from it): each on the topologies its emulator
+trains on (``emulated_topologies``). The optimizers outside the study run on hardware whose ranks hold 2 DPUs
+(``RANK``), so hier-sgd's per-rank and global averages (and the host's cross-rank step over in-rank links) differ,
+with H = 2 over 5 (dense) or 3 (sparse) local steps, so the epoch's last round is shorter."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import sympy
-from support import raw_floats, run_emulation
+from support import emulated_topologies, hardware_file, raw_floats, run_emulation
 
 from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
 from pimmodel.costmodel.common import error_section
@@ -25,28 +32,52 @@ from pimmodel.emulator.trainers import model_length
 from pimmodel.kernels import pricing
 from pimmodel.kernels.study import PROFILE as K
 from pimmodel.kernels.study import SAMPLE, SECTIONS, ZERO, is_parallel
-from pimmodel.specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, load_hardware
+from pimmodel.specs import (
+    CRITEO,
+    REGISTRY,
+    STUDY_OPTIMIZERS,
+    YFCC,
+    DatasetSpec,
+    HyperParams,
+    Workload,
+    load_hardware,
+)
 
 DPUS = 4
+RANK = 2
 FEATURES = {"dense": 512, "sparse": 20_000}
 ROWS = {"dense": 8, "sparse": 64}
-CASES = [(layout, m, o) for layout in ("dense", "sparse") for m in ("lr", "svm") for o in ("ma-sgd", "ga-sgd", "admm")]
+NEW_ROWS = {"dense": 20, "sparse": 96}
+CASES = [(layout, m, o, t) for o in REGISTRY for t in emulated_topologies(o) for layout in ("dense", "sparse")
+         for m in ("lr", "svm")]
 
 
-def _run(layout: str, model: str, optimizer: str):
+def _rows(layout: str, optimizer: str) -> int:
+    return (ROWS if optimizer in STUDY_OPTIMIZERS else NEW_ROWS)[layout]
+
+
+def _run(layout: str, model: str, optimizer: str, topology: str = "none"):
+    return _cached_run(layout, model, optimizer, topology, str(hardware_file(
+        topology, dpus_per_rank=None if optimizer in STUDY_OPTIMIZERS else RANK)))
+
+
+@functools.cache
+def _cached_run(layout: str, model: str, optimizer: str, topology: str, hardware: str):
     dense = layout == "dense"
     hyper = HyperParams(batch_size=4 if dense else 32, global_batch_size=4 * DPUS if dense else 8 * DPUS,
-                        learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4)
+                        learning_rate_shift=4, reg_shift=10, admm_alpha_shift=4, sync_every=2)
+    rows = _rows(layout, optimizer)
     res = run_emulation("synthetic-yfcc" if dense else "synthetic-criteo", DPUS, model, optimizer, hyper, epochs=1,
-                  samples_per_dpu=ROWS[layout], features=FEATURES[layout])
-    w = Workload(_spec(layout), model, optimizer, DPUS, 16, "weak", 1, hyper)
-    hw = load_hardware("upmem-2556")
+                        samples_per_dpu=rows, features=FEATURES[layout], hardware=hardware)
+    w = Workload(_spec(layout, rows), model, optimizer, DPUS, 16, "weak", 1, hyper)
+    hw = load_hardware(hardware)
+    assert Path(hardware).stem == hw.name and hw.link_topology == topology
     return res.trace, w, hw, raw_floats(w, hw, coefficients=_coefficients(res.trace, model, layout))
 
 
-def _spec(layout: str) -> DatasetSpec:
+def _spec(layout: str, rows: int) -> DatasetSpec:
     """The dataset spec ``api.emulate`` predicts with for the synthetic data."""
-    f, rows = FEATURES[layout], ROWS[layout]
+    f = FEATURES[layout]
     if layout == "dense":
         return replace(YFCC, name="synthetic-yfcc", features=f, nonzeros_per_row=f, slots_per_row=f,
                        rows_per_dpu_weak=rows)
@@ -66,9 +97,9 @@ def _coefficients(tr: dict, model: str, layout: str) -> dict[str, float]:
     return coef
 
 
-@pytest.mark.parametrize("layout,model,optimizer", CASES)
-def test_dma_counts_and_bytes_equal_cost_model(layout, model, optimizer) -> None:
-    tr, _, _, raw = _run(layout, model, optimizer)
+@pytest.mark.parametrize("layout,model,optimizer,topology", CASES)
+def test_dma_counts_and_bytes_equal_cost_model(layout, model, optimizer, topology) -> None:
+    tr, _, _, raw = _run(layout, model, optimizer, topology)
     dma = tr["mram_wram_dma"]
     # reads never depend on the data: every DPU issues exactly the closed-form count
     assert dma["read"]["count"]["max"] == dma["read"]["count"]["mean"] == raw["dmas_read"]
@@ -81,14 +112,17 @@ def test_dma_counts_and_bytes_equal_cost_model(layout, model, optimizer) -> None
         assert DPUS * dma["write"]["bytes"]["mean"] == raw["bytes_wram_to_mram"]
 
 
-@pytest.mark.parametrize("layout,model,optimizer", CASES)
-def test_control_flow_instruction_counts_equal_cost_model(layout, model, optimizer) -> None:
-    tr, w, hw, raw = _run(layout, model, optimizer)
+@pytest.mark.parametrize("layout,model,optimizer,topology", CASES)
+def test_control_flow_instruction_counts_equal_cost_model(layout, model, optimizer, topology) -> None:
+    tr, w, hw, raw = _run(layout, model, optimizer, topology)
     events = {k: v["max"] for k, v in tr["dpu_compute"]["events"].items()}
-    update = optimizer != "ga-sgd"
+    update = w.info.batch == "local"
+    launches = tr["launch"]["launches"]
+    assert raw["launch"] == pytest.approx(launches * hw.launch_overhead_s, rel=1e-12)
+    assert tr["rounds"] == raw["rounds"] == w.rounds_per_epoch
     assert events["barriers"] == (w.rows_per_dpu * K.barriers_per_sample
                                   + w.steps_per_epoch * K.step_barriers(layout, update)
-                                  + w.rounds_per_epoch * K.barriers_per_launch)
+                                  + launches * K.barriers_per_launch)
     # the serial section of tasklet 0 (reduction + sigmoid or margin test), in cycles per epoch
     terms = Terms()
     section = error_section(terms, model, sympy.Integer(1))
@@ -108,6 +142,20 @@ def test_control_flow_instruction_counts_equal_cost_model(layout, model, optimiz
                                                                                rel=1e-12)
 
 
+@pytest.mark.parametrize("layout,model,optimizer,topology", CASES)
+def test_host_and_link_traffic_equal_cost_model(layout, model, optimizer, topology) -> None:
+    """Host transfers (bytes and seconds), the host's aggregation and the exchanges over links (seconds and bytes)
+    of the emulated run equal the closed forms: the same calls, link operations and host streams, priced once."""
+    tr, _, _, raw = _run(layout, model, optimizer, topology)
+    assert tr["host_to_pim"]["bytes"] == pytest.approx(raw["bytes_host_to_pim"], rel=1e-12, abs=0)
+    assert tr["pim_to_host"]["bytes"] == pytest.approx(raw["bytes_pim_to_host"], rel=1e-12, abs=0)
+    for phase in ("host_to_pim", "pim_to_host", "host_aggregate", "launch"):
+        assert tr["seconds"]["wall"][phase] == pytest.approx(raw[phase], rel=1e-12, abs=1e-18)
+    assert tr["links"]["seconds"] == pytest.approx(raw["link"], rel=1e-12, abs=0)
+    assert tr["links"]["bytes"] == pytest.approx(raw["bytes_link"], rel=1e-12, abs=0)
+    assert (raw["link"] > 0) == (topology != "none") == bool(tr["links"]["exchanges"])
+
+
 def test_tail_ops_charge_the_busier_tasklets() -> None:
     """39 slots over 16 tasklets: 2 slots with all 16 issuing, the 3rd slot of 7 tasklets at 1 per 11."""
     hw = load_hardware("upmem-2556")
@@ -123,9 +171,9 @@ def _exposed_mean_s(tr: dict) -> float:
     return sum(s["mram_wram_dma_exposed_s"]["mean"] for s in tr["sections"].values())
 
 
-@pytest.mark.parametrize("layout,model,optimizer", CASES)
-def test_wall_view_exposed_dma_equals_cost_model(layout, model, optimizer) -> None:
-    tr, _, _, raw = _run(layout, model, optimizer)
+@pytest.mark.parametrize("layout,model,optimizer,topology", CASES)
+def test_wall_view_exposed_dma_equals_cost_model(layout, model, optimizer, topology) -> None:
+    tr, _, _, raw = _run(layout, model, optimizer, topology)
     sections = tr["sections"]
     assert set(sections) <= set(SECTIONS) and all(s["parallel"] == is_parallel(n) for n, s in sections.items())
     # the sections partition the breakdown: compute and DMA summed over them are the phase totals

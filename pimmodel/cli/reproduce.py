@@ -115,7 +115,10 @@ def reproduce_command(
         def step(text: str) -> None:
             bar.update(task, advance=1, description=text)
 
-        records = reproduce(specs, setup, folder, workers, step)
+        def status(text: str) -> None:
+            bar.update(task, description=text)
+
+        records = reproduce(specs, setup, folder, workers, step, status)
     elapsed = time.perf_counter() - start
     if json:
         from ..report.json import emit

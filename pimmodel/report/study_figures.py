@@ -140,8 +140,13 @@ def _gb(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
+def _seconds(value: float) -> str:
+    """Seconds as a reader takes them in: 360.1 s, 17,490 s (never 1.749e+04 s)."""
+    return f"{value:,.0f} s" if value >= 1000 else format_seconds(value)
+
+
 def _seconds_text(value: float) -> str:
-    return f"{value:,.0f}s" if value >= 1000 else format_seconds(value).replace(" ", "")
+    return _seconds(value).replace(" ", "")
 
 
 # ---------------------------------------------------------------- one drawing per kind
@@ -200,7 +205,7 @@ def _time_to_accuracy(record: Record) -> Figure:
                 ax.plot(r["times_s"], [100 * v for v in r["per_epoch_metric"]], color=OPTIMIZER_COLORS[r["optimizer"]],
                         marker=OPTIMIZER_MARKERS[r["optimizer"]], markersize=4, linewidth=1.2,
                         label=OPTIMIZER_NAMES[r["optimizer"]])
-                ax.annotate(format_seconds(r["total_s"]), (r["times_s"][-1], 100 * r["per_epoch_metric"][-1]),
+                ax.annotate(_seconds(r["total_s"]), (r["times_s"][-1], 100 * r["per_epoch_metric"][-1]),
                             xytext=(3, 0), textcoords="offset points", fontsize=6,
                             color=OPTIMIZER_COLORS[r["optimizer"]], va="center")
             ax.set_xscale("log")
@@ -319,21 +324,21 @@ def table(record: Record) -> tuple[list[str], list[list[str]]]:
                   _gb((r["mram_wram_bytes_per_s"] or 0) / 1e9)] for r in rows])
     if kind == "breakdown":
         return (["model", "optimizer", "comm./sync.", "PIM compute", "PIM data movement", "total per epoch"],
-                [[r["model"].upper(), OPTIMIZER_NAMES[r["optimizer"]]] + [format_seconds(r[k]) for k, _ in BREAKDOWN]
+                [[r["model"].upper(), OPTIMIZER_NAMES[r["optimizer"]]] + [_seconds(r[k]) for k, _ in BREAKDOWN]
                  for r in rows])
     if kind == "time-to-accuracy":
         return (["model", "run", "batch", "per epoch", f"{rows[0]['epochs']} epochs", f"final {metric}"],
-                [[r["model"].upper(), r["label"], f"{r['batch_size']:,}", format_seconds(r["epoch_s"]),
-                  format_seconds(r["total_s"]), _pct(r["final_metric"])] for r in rows])
+                [[r["model"].upper(), r["label"], f"{r['batch_size']:,}", _seconds(r["epoch_s"]),
+                  _seconds(r["total_s"]), _pct(r["final_metric"])] for r in rows])
     if kind == "batch-sweep":
         return (["panel", "batch", "platform", "per epoch", f"{rows[0]['epochs']} epochs", f"final {metric}"],
-                [[r["panel"], f"{r['batch_size']:,}", PLATFORM_NAMES[r["platform"]], format_seconds(r["epoch_s"]),
-                  format_seconds(r["total_s"]), _pct(r["final_metric"])] for r in rows])
+                [[r["panel"], f"{r['batch_size']:,}", PLATFORM_NAMES[r["platform"]], _seconds(r["epoch_s"]),
+                  _seconds(r["total_s"]), _pct(r["final_metric"])] for r in rows])
     base = {(r["model"], r["optimizer"]): r for r in rows if r["dpus"] == min(x["dpus"] for x in rows)}
     return (["model", "optimizer", "DPUs", "per epoch", f"{rows[0]['epochs']} epochs", "vs fewest DPUs",
              f"final {metric}"],
-            [[r["model"].upper(), OPTIMIZER_NAMES[r["optimizer"]], f"{r['dpus']:,}", format_seconds(r["epoch_s"]),
-              format_seconds(r["total_s"]), f"{r['total_s'] / base[(r['model'], r['optimizer'])]['total_s']:.2f}x",
+            [[r["model"].upper(), OPTIMIZER_NAMES[r["optimizer"]], f"{r['dpus']:,}", _seconds(r["epoch_s"]),
+              _seconds(r["total_s"]), f"{r['total_s'] / base[(r['model'], r['optimizer'])]['total_s']:.2f}x",
               _pct(r["final_metric"])] for r in rows])
 
 

@@ -13,12 +13,19 @@ NAMES = {"ma-sgd": "MA-SGD", "ga-sgd": "GA-SGD", "admm": "ADMM", "sgd": "mini-ba
 Row = Mapping[str, Any]
 
 
+def _s(seconds: float) -> str:
+    """Seconds as a reader takes them in: 360.1 s, 17,490 s (never 1.749e+04 s)."""
+    return f"{seconds:,.0f} s" if seconds >= 1000 else format_seconds(seconds)
+
+
 def _gb(n_bytes: float) -> str:
-    return f"{n_bytes / 1e9:,.3g} GB"
+    value = n_bytes / 1e9
+    return f"{value:,.0f} GB" if value >= 100 else f"{value:.3g} GB"
 
 
 def _gbs(bytes_per_s: float) -> str:
-    return f"{bytes_per_s / 1e9:,.3g} GB/s"
+    value = bytes_per_s / 1e9
+    return f"{value:,.0f} GB/s" if value >= 100 else f"{value:.3g} GB/s"
 
 
 def _times(ratio: float) -> str:
@@ -84,7 +91,7 @@ def _breakdown(record: Mapping[str, Any]) -> list[str]:
     for model, rows in groups.items():
         pre = _prefix(model, len(groups) > 1)
         shares = ", ".join(f"{_share(r['comm_sync_s'] / r['epoch_s'])} of {NAMES[r['optimizer']]}'s "
-                           f"{format_seconds(r['epoch_s'])}" for r in rows if r["epoch_s"] > 0)
+                           f"{_s(r['epoch_s'])}" for r in rows if r["epoch_s"] > 0)
         out.append(f"{pre}comm./sync. with the parameter server is {shares} per epoch")
         compute_first = [r for r in rows if r["pim_compute_s"] >= r["pim_data_movement_s"]]
         dma_first = [r for r in rows if r["pim_compute_s"] < r["pim_data_movement_s"]]
@@ -114,7 +121,7 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
         pim = {r["optimizer"]: r for r in rows if r["platform"] == "pim"}
         cpu = {r["optimizer"]: r for r in rows if r["platform"] == "cpu"}
         sentence = (f"{pre}the shortest {fastest['epochs']} epochs: {fastest['label']} "
-                    f"({format_seconds(fastest['total_s'])})")
+                    f"({_s(fastest['total_s'])})")
         versus = [f"{NAMES[o]} {_faster(cpu[o]['total_s'], pim[o]['total_s'])}" for o in pim if o in cpu]
         if versus:
             sentence += "; PIM against the CPU with the same optimizer: " + ", ".join(versus)
@@ -122,7 +129,7 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
         gpu = [r for r in rows if r["platform"] == "gpu"]
         if gpu and pim:
             best = min(pim.values(), key=lambda r: r["total_s"])
-            out.append(f"{pre}the GPU's mini-batch SGD takes {format_seconds(gpu[0]['total_s'])}; PIM's shortest "
+            out.append(f"{pre}the GPU's mini-batch SGD takes {_s(gpu[0]['total_s'])}; PIM's shortest "
                        f"({best['label']}) is {_faster(gpu[0]['total_s'], best['total_s'])}")
         top = max(rows, key=lambda r: r["final_metric"])
         low = min(rows, key=lambda r: r["final_metric"])
@@ -145,8 +152,8 @@ def _batch_sweep(record: Mapping[str, Any]) -> list[str]:
             first, last = pts[0], pts[-1]
             change = _times(first["total_s"] / last["total_s"]) + " shorter" if last["total_s"] <= first["total_s"] \
                 else _times(last["total_s"] / first["total_s"]) + " longer"
-            parts.append(f"{platform.upper()} {format_seconds(first['total_s'])} at {first['batch_size']:,} -> "
-                         f"{format_seconds(last['total_s'])} at {last['batch_size']:,} ({change})")
+            parts.append(f"{platform.upper()} {_s(first['total_s'])} at {first['batch_size']:,} -> "
+                         f"{_s(last['total_s'])} at {last['batch_size']:,} ({change})")
         out.append(f"{panel}: time of {rows[0]['epochs']} epochs " + "; ".join(parts))
         if "pim" in series and "cpu" in series:
             cpu = {r["batch_size"]: r for r in series["cpu"]}

@@ -130,14 +130,17 @@ def write(record: dict[str, Any], output: Path) -> dict[str, str]:
 
 
 def reproduce(specs: Sequence[FigureSpec], setup: Setup, output: str | Path | None = DEFAULT_OUTPUT,
-              workers: int = DEFAULT_WORKERS, step: Step | None = None) -> list[dict[str, Any]]:
+              workers: int = DEFAULT_WORKERS, step: Step | None = None, status: Step | None = None
+              ) -> list[dict[str, Any]]:
     """Every figure's record, written to ``output`` (None: nothing written). ``step`` is told after each curve
-    trained and each figure done (``plan(specs, setup).steps`` calls in all)."""
+    trained and each figure done (``plan(specs, setup).steps`` calls in all); ``status`` what starts next."""
     folder = None if output is None else check_output_dir(output)
     tell = step or (lambda _text: None)
+    say = status or (lambda _text: None)
     curves = train([t for s in specs for t in curve_tasks(s, setup)], workers, tell)
     records = []
     for spec in specs:
+        say(f"computing and drawing {spec.id}")
         try:
             record = compute(spec, setup, curves)
         except PimModelError as exc:

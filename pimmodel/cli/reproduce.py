@@ -118,7 +118,8 @@ def reproduce_command(
         def status(text: str) -> None:
             bar.update(task, description=text)
 
-        records = reproduce(specs, setup, folder, workers, step, status)
+        with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; rerun to go on"):
+            records = reproduce(specs, setup, folder, workers, step, status)
     elapsed = time.perf_counter() - start
     if json:
         from ..report.json import emit

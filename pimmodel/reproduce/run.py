@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,25 @@ def train_one(task: CurveTask) -> Curve:
     return curve(task.job, task.stand_in)
 
 
+def _ignore_sigint() -> None:
+    """A pool process ignores Ctrl-C (a terminal sends it to the whole process group): the parent decides when
+    the pool stops (``_stop``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the pool now: queued curves are dropped and running ones cut short (a cut curve was never cached:
+    the cache is written whole or not at all)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    # before 3.14 the executor has no public way to stop running work; its process table is the only handle
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def train(tasks: Sequence[CurveTask], workers: int = DEFAULT_WORKERS, step: Step | None = None
           ) -> dict[CurveTask, Curve]:
     """Every task's curve: cached ones read, the others trained in ``workers`` processes (in this process when
@@ -99,17 +120,22 @@ def train(tasks: Sequence[CurveTask], workers: int = DEFAULT_WORKERS, step: Step
             done[t] = train_one(t)
             tell(f"trained {_describe(t)}")
         return done
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_ignore_sigint)
     try:
         pending: dict[Future[Curve], CurveTask] = {pool.submit(train_one, t): t for t in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 t = pending.pop(future)
-                done[t] = future.result()
+                try:
+                    done[t] = future.result()
+                except BrokenProcessPool:
+                    raise PimModelError(f"a training process died while training {_describe(t)} (out of memory?); "
+                                        "rerun: curves trained so far are cached") from None
                 tell(f"trained {_describe(t)}")
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C or an error: start nothing new
+        _stop(pool)  # Ctrl-C or an error: nothing more runs
         raise
     pool.shutdown()
     return done

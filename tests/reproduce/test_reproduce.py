@@ -222,3 +222,53 @@ def test_unwritable_output_fails_first_in_one_line(case: str, tmp_path: Path) ->
 def test_bad_arguments_are_one_line(args: tuple[str, ...], message: str, tmp_path: Path) -> None:
     p = _run(*args, "--output", str(tmp_path / "o"), cache=tmp_path / "cache")
     assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def _stat(pid: int) -> list[str] | None:
+    """State, parent, ... of a process from /proc (None once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid``."""
+    return [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit() and _alive(int(e.name))
+            and (_stat(int(e.name)) or ["", "0"])[1] == str(pid)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_stops_the_training_pool_at_once(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches the whole process group: the pool's processes ignore it, the command stops
+    them and ends with one line, exit 130, within seconds (not after the curves in flight)."""
+    import shutil
+    import signal
+    import time
+
+    from pimmodel.costmodel.compile import _cache_dir, _source_key
+
+    cache = tmp_path / "cache"
+    shutil.copytree(_cache_dir() / _source_key(), cache / "compiled" / _source_key())  # equations, no curves
+    env = {**os.environ, "PIMMODEL_CACHE_DIR": str(cache)}
+    p = subprocess.Popen([sys.executable, "-m", "pimmodel", "reproduce", "fig10", "--output", str(tmp_path / "o")],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while len(_children(p.pid)) < 2 and time.monotonic() < deadline:  # the pool's processes (and a resource tracker)
+        time.sleep(0.2)
+    workers = _children(p.pid)
+    assert len(workers) >= 2, "the pool never started"
+    time.sleep(1.0)
+    start = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert time.monotonic() - start < 10
+    assert p.returncode == 130 and err.startswith("error: interrupted;") and err.count("\n") == 1, err
+    time.sleep(0.5)
+    assert not [w for w in workers if _alive(w)], "a pool process outlived the command"

@@ -358,7 +358,7 @@ def markdown(record: Record) -> str:
     f = record["figure"]
     columns, rows = table(record)
     lines = [f"# Fig. {f['number']}: {f['title']}", "",
-             f"What it shows: {f['shows']} ({f['source']}; configuration in `{Path(f['study_file']).name}`).", "",
+             f"What it shows: {f['shows']} ({f['source']}; configuration in `{f['study_file']}`).", "",
              f"Configuration: {_configuration_line(record)}.", "",
              "| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..api import CalibrationLike, HardwareLike, hardware_of, predict, provenance
 from ..baselines import BaselinePrediction, CpuSpec, GpuSpec, cpu_workload_of, gpu_workload_of, load_cpu, load_gpu
 from ..comparison import Curve, Run, StandIn, TrainingJob, cpu_job, gpu_job, pim_job
 from ..comparison.platforms import cpu_epoch, gpu_epoch
+from ..errors import PimModelError
+from ..kernels.capacity import check
 from ..phases import COMM_PHASES, PHASES
 from ..specs import HardwareSpec, Workload
 from . import findings
-from .spec import FigureSpec
+from .spec import FOLDER, FigureSpec, folder
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,22 @@ def curve_tasks(spec: FigureSpec, setup: Setup) -> list[CurveTask]:
             w = _gpu_workload(spec, model)
             tasks.append(CurveTask(gpu_job(w, gpu_workload_of(w)), setup.stand_in))
     return list(dict.fromkeys(tasks))
+
+
+def check_fits(spec: FigureSpec, setup: Setup) -> None:
+    """A one-line error naming the figure if any of its points does not run on the hardware (too few DPUs, the
+    data does not fit MRAM/WRAM), before any training."""
+    for model, optimizer, dpus, batch in spec.points():
+        try:
+            check(spec.workload(model, optimizer, dpus, batch), setup.hardware)
+        except PimModelError as exc:
+            raise type(exc)(f"{spec.id} on {setup.hardware.name}: {exc}") from None
+
+
+def study_file(spec: FigureSpec) -> str:
+    """The figure's file as a reader finds it: ``studies/pim-opt/figNN.toml`` when shipped, else its path."""
+    path = Path(spec.path)
+    return f"studies/{FOLDER}/{path.name}" if path.parent.resolve() == folder().resolve() else spec.path
 
 
 # ---------------------------------------------------------------- runs (time per epoch x curve)
@@ -269,7 +288,7 @@ def compute(spec: FigureSpec, setup: Setup, curves: Mapping[CurveTask, Curve] | 
     s = setup.stand_in
     record: dict[str, Any] = {
         "figure": {"id": spec.id, "number": spec.number, "title": spec.title, "shows": spec.shows,
-                   "kind": spec.kind, "source": spec.source, "study_file": spec.path},
+                   "kind": spec.kind, "source": spec.source, "study_file": study_file(spec)},
         "configuration": _configuration(spec, setup),
         "metric": spec.metric if spec.trains else None,
         "data": rows,

@@ -20,7 +20,7 @@ from typing import Any
 from ..atomic import WriteError, write_text
 from ..comparison import Curve, cached, curve
 from ..errors import PimModelError
-from .figures import CurveTask, Setup, compute, curve_tasks
+from .figures import CurveTask, Setup, check_fits, compute, curve_tasks
 from .spec import FigureSpec
 
 DEFAULT_OUTPUT = "pim-opt-figures"
@@ -161,6 +161,8 @@ def reproduce(specs: Sequence[FigureSpec], setup: Setup, output: str | Path | No
     """Every figure's record, written to ``output`` (None: nothing written). ``step`` is told after each curve
     trained and each figure done (``plan(specs, setup).steps`` calls in all); ``status`` what starts next."""
     folder = None if output is None else check_output_dir(output)
+    for spec in specs:
+        check_fits(spec, setup)
     tell = step or (lambda _text: None)
     say = status or (lambda _text: None)
     curves = train([t for s in specs for t in curve_tasks(s, setup)], workers, tell)

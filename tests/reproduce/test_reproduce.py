@@ -102,6 +102,7 @@ def test_fig4_end_to_end_is_the_cost_models_breakdown(tmp_path: Path, capsys: py
     assert md.startswith("# Fig. 4: ") and "| model | optimizer | comm./sync. |" in md
     assert f"**Study found:** {written['study_finding']}" in md and written["model_says"][0] in md
     assert written["provenance"]["hardware"] == "upmem-2556" and written["notes"]
+    assert written["figure"]["study_file"] == "studies/pim-opt/fig04.toml" and "`studies/pim-opt/fig04.toml`" in md
 
 
 def test_fig2_throughput_is_bytes_over_time_and_the_sentences_follow_the_numbers() -> None:
@@ -218,10 +219,13 @@ def test_unwritable_output_fails_first_in_one_line(case: str, tmp_path: Path) ->
 
 @pytest.mark.parametrize("args,message", [(("fig3",), "unknown figure 'fig3'"),
                                           ((), "give a figure (e.g. fig5), 'all', or --list"),
-                                          (("fig4", "--workers", "0"), "--workers must be a positive")])
+                                          (("fig4", "--workers", "0"), "--workers must be a positive"),
+                                          (("fig5", "--hardware", "upmem-640"),
+                                           "fig5 on upmem-640: --dpus 2048 exceeds the 640 DPUs")])
 def test_bad_arguments_are_one_line(args: tuple[str, ...], message: str, tmp_path: Path) -> None:
     p = _run(*args, "--output", str(tmp_path / "o"), cache=tmp_path / "cache")
     assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "cache" / "curves").exists()  # refused before any training
 
 
 def _stat(pid: int) -> list[str] | None:

@@ -169,6 +169,7 @@ def _data_movement(record: Record) -> Figure:
     axes[1].set_title("(b) total data movement", fontsize=9)
     for ax in axes:
         _headroom(ax)
+        ax.set_xlabel("data path (per epoch, all DPUs)", fontsize=8)
     _legend(legend_ax, grid)
     return fig
 
@@ -187,6 +188,7 @@ def _breakdown(record: Record) -> Figure:
         _headroom(ax)
         ax.set_ylabel("time per epoch (s, log scale)")
         ax.set_title(f"{model.upper()}", fontsize=10, fontweight="bold")
+        ax.set_xlabel("the study's time categories (total = their sum; launches excluded)", fontsize=8)
     _legend(legend_ax, grid)
     return fig
 

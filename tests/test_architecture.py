@@ -27,8 +27,10 @@ LAYERS: dict[str, int] = {
     "api": 8,
     # 9: what composes the api's predictions with emulation and the baselines (the study's comparison)
     "comparison": 9,
-    # 10: the command line
-    "cli": 10, "__main__": 11,
+    # 10: the study's figures, computed from the comparison and the api's predictions
+    "reproduce": 10,
+    # 11: the command line
+    "cli": 11, "__main__": 12,
 }
 
 
@@ -77,7 +79,7 @@ def _graph() -> dict[str, set[str]]:
 def _layer(module: str) -> tuple[int, str]:
     parts = module.split(".")
     if len(parts) == 1:  # the package itself: its lazy __getattr__ may point anywhere
-        return 12, ""
+        return 13, ""
     return LAYERS[parts[1]], parts[1]
 
 

@@ -16,7 +16,8 @@ import typer
 
 from ..errors import PimModelError
 
-COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "baseline", "compare", "kernel")
+COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "baseline", "compare", "kernel",
+                   "reproduce")
 
 app = typer.Typer(
     name="pimmodel",

@@ -7,10 +7,10 @@ CPU and GPU, ``platforms`` maps one workload onto them). A run is the product (`
 ``compare`` puts them side by side and finds the break-even DPU count or batch size.
 """
 
-from .accuracy import Curve, StandIn, TrainingJob, curve
+from .accuracy import Curve, StandIn, TrainingJob, cached, curve
 from .compare import BreakEven, Comparison, break_even, compare, runs_of
 from .platforms import cpu_job, gpu_job, pim_job
 from .timeline import Run, default_target
 
-__all__ = ["BreakEven", "Comparison", "Curve", "Run", "StandIn", "TrainingJob", "break_even", "compare",
+__all__ = ["BreakEven", "Comparison", "Curve", "Run", "StandIn", "TrainingJob", "break_even", "cached", "compare",
            "cpu_job", "curve", "default_target", "gpu_job", "pim_job", "runs_of"]

@@ -170,19 +170,33 @@ def _emulation(job: TrainingJob, s: StandIn) -> tuple[str, int, str, dict[str, i
     return dataset, workers, job.optimizer, hyper, options
 
 
-def curve(job: TrainingJob, stand_in: StandIn = StandIn(), progress: Any = None) -> Curve:
-    """The metric after each of ``job.epochs`` epochs of ``job``'s stand-in (computed once, then cached)."""
+def _cache_key(job: TrainingJob, stand_in: StandIn) -> dict[str, Any]:
     dataset, workers, optimizer, hyper, options = _emulation(job, stand_in)
-    key = {"version": CACHE_VERSION, "dataset": dataset, "workers": workers, "model": job.model,
-           "optimizer": optimizer, "hyper": hyper, "options": asdict(options)}
-    path = _cache_path(key)
-    metric = metric_of(job.layout)
+    return {"version": CACHE_VERSION, "dataset": dataset, "workers": workers, "model": job.model,
+            "optimizer": optimizer, "hyper": hyper, "options": asdict(options)}
+
+
+def cached(job: TrainingJob, stand_in: StandIn = StandIn()) -> Curve | None:
+    """The cached curve of ``job``'s stand-in, or None if it has not been trained yet (nothing is trained)."""
+    path = _cache_path(_cache_key(job, stand_in))
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return Curve(metric, tuple(float(v) for v in data["per_epoch"]), str(data["source"]))
+            return Curve(metric_of(job.layout), tuple(float(v) for v in data["per_epoch"]), str(data["source"]))
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged cache entry is recomputed and replaced
+    return None
+
+
+def curve(job: TrainingJob, stand_in: StandIn = StandIn(), progress: Any = None) -> Curve:
+    """The metric after each of ``job.epochs`` epochs of ``job``'s stand-in (computed once, then cached)."""
+    hit = cached(job, stand_in)
+    if hit is not None:
+        return hit
+    dataset, workers, optimizer, hyper, options = _emulation(job, stand_in)
+    key = _cache_key(job, stand_in)
+    path = _cache_path(key)
+    metric = metric_of(job.layout)
     from ..emulator.api import emulate  # lazy: see _emulation
 
     run = emulate(dataset, workers, job.model, optimizer, hyper, options, progress)

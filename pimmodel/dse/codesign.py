@@ -150,6 +150,8 @@ def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, 
 def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], baseline: tuple[float, float]) -> Any:
     """The feasible designs of a co-design study: time to target (log) vs cost, coloured by the optimizer they
     pick, the Pareto front ringed, upmem-2556 (running MA-SGD) starred."""
+    from matplotlib.ticker import ScalarFormatter
+
     from ..report.plots import new_figure
 
     fig = new_figure(8, 5.5)
@@ -164,10 +166,16 @@ def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], ba
                edgecolors="k", lw=0.7, label=f"Pareto front ({len(front_values)} designs)")
     ax.scatter([baseline[0]], [baseline[1]], marker="*", s=220, c="k", label="upmem-2556, MA-SGD")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(ScalarFormatter())
     ax.set_xlabel("time to 99 % of MA-SGD's stand-in metric [s] (geometric mean of 4 workloads, 2,048 DPUs)")
     ax.set_ylabel("cost per DPU [x upmem-2556]")
     ax.set_title("codesign: feasible designs by the optimizer they pick", fontsize=10)
-    ax.legend(fontsize=7, markerscale=2)
+    legend = ax.legend(fontsize=7)
+    for handle, text in zip(legend.legend_handles, legend.get_texts()):  # one readable marker size in the legend
+        if handle is not None and hasattr(handle, "set_sizes"):
+            handle.set_sizes([60 if text.get_text().startswith("upmem-2556") else 24])
+            handle.set_alpha(0.9)
     fig.tight_layout()
     return fig
 

@@ -255,10 +255,11 @@ def test_ctrl_c_stops_the_training_pool_at_once(tmp_path: Path) -> None:
     import signal
     import time
 
-    from pimmodel.costmodel.compile import _cache_dir, _source_key
+    from pimmodel.costmodel.compile import _source_key
+    from pimmodel.resources import cache_dir
 
     cache = tmp_path / "cache"
-    shutil.copytree(_cache_dir() / _source_key(), cache / "compiled" / _source_key())  # equations, no curves
+    shutil.copytree(cache_dir("compiled") / _source_key(), cache / "compiled" / _source_key())  # equations, no curves
     env = {**os.environ, "PIMMODEL_CACHE_DIR": str(cache)}
     p = subprocess.Popen([sys.executable, "-m", "pimmodel", "reproduce", "fig10", "--output", str(tmp_path / "o")],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,

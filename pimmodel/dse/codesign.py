@@ -172,7 +172,7 @@ def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], ba
     ax.set_ylabel("cost per DPU [x upmem-2556]")
     ax.set_title("codesign: feasible designs by the optimizer they pick", fontsize=10)
     legend = ax.legend(fontsize=7)
-    for handle, text in zip(legend.legend_handles, legend.get_texts()):  # one readable marker size in the legend
+    for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):  # one marker size in the legend
         if handle is not None and hasattr(handle, "set_sizes"):
             handle.set_sizes([60 if text.get_text().startswith("upmem-2556") else 24])
             handle.set_alpha(0.9)

@@ -1,38 +1,48 @@
-"""The ``hardware`` validation group: every test-kernel point is a case, the summary targets are cases, and the
-ones that fail on the shipped spec are listed with their reason (xfail strict: red the day they pass)."""
+"""The ``hardware`` validation group: every test-kernel point is a case with a stated per-point tolerance that no
+fit set, the leave-one-kernel-out CV per kernel is a case, the issue's MAPE goals are targets (met or missed, with
+the values asserted here), and the cases that fail on the shipped spec are listed with their reason (xfail strict:
+red the day they pass)."""
 
 from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
 import pytest
 
-from pimmodel.calibration.measurements import TEST_KERNELS, load_measurements
+from pimmodel.calibration.hardware import apply, fit_both
+from pimmodel.calibration.measurements import TEST_KERNELS, load_measurements, predict_point
 from pimmodel.specs import load_hardware
-from pimmodel.validation import Case, validate
-from pimmodel.validation.hardware import POINT_TOLERANCE, hardware_cases
+from pimmodel.validation import Case, Target, validate
+from pimmodel.validation.hardware import CV_MAPE_BOUND, POINT_TOLERANCE, HardwareRun
 
-VA_FIXED = ("VA's kernel time has a ~0.6 ms fixed part at every DPU count (the other 12 kernels: 0.1-0.3 ms per "
-            "launch, fitted 0.13 ms); nothing in the VA code explains it, and no fit sees VA")
-HOST = ("37 % / 31 %: the per-rank bandwidths are PrIM's (6.68 / 4.74 GB/s at 32 MB per DPU), these transfers "
-        "(<= 1.2 MB per DPU) run at 3-5 / 1.3-1.9 GB/s on 64 DPUs; fitting the bandwidths too (--fit-bandwidths) "
-        "gives 28.5 % / 16.5 %; single runs also scatter up to 2x between neighbouring sizes")
+VA_FIXED = ("VA's kernel time has a ~0.5 ms fixed part per launch at every DPU count (the other 12 kernels: 0.1-0.3 "
+            "ms, fitted 0.13 ms); nothing in VA's host or DPU code explains it, and no fit sees VA")
 KNOWN_DISCREPANCIES: dict[str, str] = {
     "VA 16 DPUs size 524288: kernel time": VA_FIXED,
     "VA 64 DPUs size 524288: kernel time": VA_FIXED,
     "VA 64 DPUs size 1048576: kernel time": VA_FIXED,
     "VA 64 DPUs size 2097152: kernel time": VA_FIXED,
-    "VA kernel-time MAPE <= 15 % (never fitted)": VA_FIXED + "; 17.9 %",
-    "RED kernel-time MAPE below uPIMulator's on the same points": "13.3 % vs 12.1 %: RED runs ~13 % slower per "
-    "element than its description (6 instructions per int64, 0.78 of the DMA hidden) says",
-    "all 13 kernels: cpu_to_dpu MAPE <= 20 %": HOST,
-    "all 13 kernels: dpu_to_cpu MAPE <= 20 %": HOST,
 }
+TARGETS_MET = {"VA": False, "GEMV": True, "RED": False, "kernel_ms": True, "cpu_to_dpu_ms": False,
+               "dpu_to_cpu_ms": True}
+"""The issue's goals on the shipped spec: VA 17.9 % (> 15 %), RED 13.3 % (<= 15 % but above uPIMulator's 12.1 %),
+CPU->DPU 28.7 % (> 20 %) are missed."""
+
+
+@cache
+def _run() -> HardwareRun:
+    return HardwareRun.on(load_hardware("upmem-2556"))
 
 
 @cache
 def _cases() -> dict[str, Case]:
-    return {c.name: c for c in hardware_cases(load_hardware("upmem-2556"))}
+    return {c.name: c for c in _run().cases()}
+
+
+@cache
+def _targets() -> dict[str, Target]:
+    return {t.quantity if t.kernel == "all" else t.kernel: t for t in _run().targets()}
 
 
 def _names() -> list[str]:
@@ -48,22 +58,56 @@ def test_test_kernel_point(name: str) -> None:
     assert c.ok, f"{name}: {c.rel_error:+.1%}"
 
 
-def _summaries() -> list[str]:
-    return [n for n in _cases() if ": kernel time" not in n]
+def test_cross_validation_cases() -> None:
+    cv = [c for n, c in _cases().items() if "leave-one-kernel-out" in n]
+    assert len(cv) == 13 and all(c.kind == "below" and c.reference == CV_MAPE_BOUND for c in cv)
+    assert all(c.ok for c in cv), [(c.kernel, c.predicted) for c in cv if not c.ok]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(reason=KNOWN_DISCREPANCIES[n], strict=True)]
-                                               if n in KNOWN_DISCREPANCIES else []) for n in _summaries()])
-def test_summary(name: str) -> None:
-    c = _cases()[name]
-    assert c.kind == "below" and c.unit == "%"
-    assert c.ok, f"{name}: {c.predicted:.1f} % vs {c.reference:.1f} %"
+@pytest.mark.parametrize("key", list(TARGETS_MET))
+def test_target(key: str) -> None:
+    t = _targets()[key]
+    assert t.met is TARGETS_MET[key], f"{t.name}: {t.value:.1f} %"
+    assert t.met or t.note, "a missed target says why"
+
+
+def test_target_values() -> None:
+    """The numbers the README and the report quote (shipped spec; rounded to 0.1 %)."""
+    t = _targets()
+    assert round(t["VA"].value, 1) == 17.9 and round(t["VA"].reference or 0, 1) == 36.3
+    assert round(t["GEMV"].value, 1) == 6.3 and round(t["GEMV"].reference or 0, 1) == 41.4
+    assert round(t["RED"].value, 1) == 13.3 and round(t["RED"].reference or 0, 1) == 12.1
+    assert round(t["kernel_ms"].value, 1) == 9.1
+    assert round(t["cpu_to_dpu_ms"].value, 1) == 28.7 and round(t["dpu_to_cpu_ms"].value, 1) == 11.8
+
+
+def test_point_tolerance_is_no_tighter_than_the_fitted_kernels_out_of_sample_error() -> None:
+    """The per-point tolerance (25 %) is stated from the fitted kernels, not the test kernels: predicted by a fit
+    without them (leave one kernel out), their points' kernel times miss by at most 26.7 %, 21.8 % at the 95th
+    percentile."""
+    hw = load_hardware("upmem-2556")
+    rows = load_measurements()
+    train = [m for m in rows if m.kernel not in TEST_KERNELS]
+    errors = []
+    for kernel in sorted({m.kernel for m in train}):
+        fitted = apply(hw, fit_both(hw, [m for m in train if m.kernel != kernel]))
+        errors += [abs(predict_point(m.kernel, m.dpus, m.size, fitted)["kernel_ms"] / m.kernel_ms - 1)
+                   for m in rows if m.kernel == kernel]
+    assert len(errors) == 139
+    assert np.percentile(errors, 95) == pytest.approx(0.218, abs=0.005)
+    assert max(errors) == pytest.approx(0.267, abs=0.005)
+    assert np.percentile(errors, 95) < POINT_TOLERANCE
 
 
 def test_group_shape() -> None:
     cases = list(_cases().values())
-    assert len([c for c in cases if c.dpus]) == len(_names())
-    assert len([c for c in cases if "leave-one-kernel-out" in c.name]) == 13
+    assert len([c for c in cases if c.dpus]) == len(_names()) == 51
     record = validate(load_hardware("upmem-2556"), ["hardware"]).to_record()
     assert all({"kernel", "dpus", "size", "group", "name", "ok"} <= set(c) for c in record["cases"])
+    group = record["groups"]["hardware"]
+    assert (group["cases"], group["passed"]) == (64, 64 - len(KNOWN_DISCREPANCIES))
+    assert (group["targets"], group["targets_met"]) == (6, sum(TARGETS_MET.values()))
+    kernels = {r["kernel"]: r for r in group["kernels"]}
+    assert set(kernels) == {m.kernel for m in load_measurements()}
+    assert round(kernels["GEMV"]["upimulator_kernel_mape"], 1) == 41.4 and kernels["GEMV"]["role"] == "test"
     assert set(KNOWN_DISCREPANCIES) <= set(_cases())

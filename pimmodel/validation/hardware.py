@@ -49,10 +49,13 @@ WHY_MISSED: dict[str, str] = {
                      "1-MiB push per DPU: 1.6-3.4 ms over 7 kernels): on the 89 points where kernels make the same "
                      "MRAM calls no prediction that depends on the DPUs and the calls alone gets below 13.3 % (the "
                      "model: 32.2 %), and a free line per DPU count (fixed + per byte) through the 9 kernels with one "
-                     "or two bulk pushes gets 23.4 %; the rest is the measuring host: ~0.56 GB/s for one DPU and ~4.4 "
-                     "GB/s for a rank against PrIM's 0.33 GB/s serial and 6.68 GB/s with 8 threads, which the spec "
-                     "keeps (R: the machine the study ran on); no code difference between the kernels explains the "
-                     "scatter",
+                     "or two bulk pushes gets 23.4 %. The code leaves the scatter to placement, not to the kernels: "
+                     "the SDK runs a rank's transfer threads on the rank's NUMA node (xeon_sp_translation.c:754-801, "
+                     "SDK 2021.3), the host buffers are plain malloc wherever the program runs (U/VA/host:80-83) and "
+                     "dpu_alloc(NR_DPUS, NULL) picks ranks without regard to either (U/VA/host:66); NUMA-aware "
+                     "allocation changes host-PIM transfer throughput by up to 2.9x (arXiv 2510.15927). Beyond it, "
+                     "the measuring host moves ~0.56 GB/s for one DPU and ~4.4 GB/s for a rank against PrIM's 0.33 "
+                     "GB/s serial and 6.68 GB/s with 8 threads, which the spec keeps (R: the machine the study ran on)",
 }
 
 

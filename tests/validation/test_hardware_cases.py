@@ -155,3 +155,4 @@ def test_cpu_to_dpu_note_states_the_scatter_floor() -> None:
     note = WHY_MISSED["cpu_to_dpu_ms"]
     assert "13.3 %" in note and "32.2 %" in note and "23.4 %" in note and "1.6-3.4 ms over 7 kernels" in note
     assert "~0.56 GB/s for one DPU and ~4.4 GB/s for a rank" in note
+    assert "xeon_sp_translation.c:754-801" in note and "U/VA/host:66" in note

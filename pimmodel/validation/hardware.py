@@ -41,10 +41,16 @@ POINT_SOURCE = (SOURCE + "; tolerance >= the fitted kernels' out-of-sample per-p
                 "95th percentile 21.8 %, largest 26.7 %)")
 
 WHY_MISSED: dict[str, str] = {
-    "VA": "VA's kernel time has a fixed part of ~0.5 ms per launch (0.1-0.3 ms for the other kernels) that nothing in "
-          "its host or DPU code explains (validation/README.md); its four smallest points miss by 32-54 %",
-    "RED": "RED runs ~14 % slower per element than its description (6 instructions per int64 element) on every "
-           "point; uPIMulator, which runs the compiled code, misses it by 12 %",
+    "VA": "VA's kernel time has a fixed part per launch that nothing in its host or DPU code explains: the line "
+          "through its two smallest sizes at each DPU count (4, 16, 64; 3+ sizes) meets zero size at 0.52-0.67 ms, "
+          "those of the other streaming kernels (GEMV, HST-L, HST-S, RED, SCAN-RSS, SCAN-SSA, SEL, UNI) at 0.13-0.37 "
+          "ms, and the fit (on the other kernels, never VA) gives a launch 0.13 ms; its four smallest points miss by "
+          "32-54 %, its largest by 7-8 %",
+    "RED": "RED's description predicts 13-16 % too little on every point from 1 to 16 DPUs: 8.26 cycles per int64 "
+           "element measured (1 DPU, 2^21 elements) against 7.11 predicted (6 instructions per element, 0.78 of the "
+           "DMA hidden); uPIMulator, which runs the compiled code, takes 7.95 there (-4 %), so the compiled loop is "
+           "likely longer than the 6 instructions the counting rule reads off the C, but no compiled RED code is "
+           "published to count it; uPIMulator's 12.1 % comes from its small 16-64 DPU points (down to -39 %)",
     "cpu_to_dpu_ms": "the measured pushes scatter up to 2x between kernels that make the same calls (4 DPUs, one "
                      "1-MiB push per DPU: 1.6-3.4 ms over 7 kernels): on the 89 points where kernels make the same "
                      "MRAM calls no prediction that depends on the DPUs and the calls alone gets below 13.3 % (the "

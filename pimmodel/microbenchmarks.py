@@ -117,9 +117,17 @@ def mram_copy(hw: HardwareSpec, bytes: int, tasklets: int) -> dict[str, float]:
     return {"bandwidth": 2 * bytes * tasklets / float(P.cycles_to_s(cycles, hw)) / MB_PER_S}
 
 
-def host_transfer(hw: HardwareSpec, mode: str, dpus: int, to_pim: bool, bytes_per_dpu: int) -> dict[str, float]:
-    """PrIM CPU-DPU: one transfer of ``bytes_per_dpu`` to/from each of ``dpus``: ``bandwidth`` (GB/s)."""
-    seconds = float(P.host_transfer_s(bytes_per_dpu, dpus, hw, to_pim, mode))
+CPU_DPU_TRANSFER_THREADS = 8
+"""PrIM's CPU-DPU microbenchmark allocates its DPUs with a transfer pool of 8 threads
+(``dpu_alloc(NR_DPUS, "nrThreadPerPool=8", ...)``, prim-benchmarks Microbenchmarks/CPU-DPU/host/app.c:50), where the
+applications keep the SDK's default (the spec's ``transfer_threads``)."""
+
+
+def host_transfer(hw: HardwareSpec, mode: str, dpus: int, to_pim: bool, bytes_per_dpu: int,
+                  threads: int = CPU_DPU_TRANSFER_THREADS) -> dict[str, float]:
+    """PrIM CPU-DPU: one transfer of ``bytes_per_dpu`` to/from each of ``dpus`` with a pool of ``threads`` transfer
+    threads: ``bandwidth`` (GB/s)."""
+    seconds = float(P.host_transfer_s(bytes_per_dpu, dpus, hw.replace(transfer_threads=threads), to_pim, mode))
     return {"time": seconds, "bandwidth": bytes_per_dpu * dpus / seconds / GB_PER_S}
 
 

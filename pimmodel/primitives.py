@@ -15,15 +15,19 @@ Conventions (one DMA engine and one revolver pipeline per DPU):
   latency overlaps, the one engine serialises the transfers behind the first.
 - A parallel section's DMA hides behind its compute up to the share ``dma_compute_overlap`` of the shorter of
   the two (16 tasklets contend for one pipeline and one DMA engine, so they never overlap perfectly).
-- Host transfers: ``call_overhead + total_bytes / bandwidth``, aggregate bandwidth of a rank set growing
-  as ``ranks ** rank_scaling_exponent`` across ranks and as ``(DPUs per rank used / dpus_per_rank) **
-  rank_fill_exponent`` inside a partly used rank; a call from the DPUs costs ``pull_call_extra_s`` more than one
-  to them; a read of a WRAM symbol adds ``wram_pull_per_dpu_s`` per DPU.
+- Host transfers follow the UPMEM SDK's host side (``host_transfer_s``): a rank's DPUs form transfer *lines*
+  (one DPU of each of the rank's chips: every 64-B cache line the host writes carries 8 B for each chip), a
+  rank's transfer thread pool splits the lines among its threads, and a line costs its bytes per DPU at the
+  serial (one-DPU) rate when one thread works alone, or at the per-thread share of PrIM's full-rank rate when
+  several do. A transfer of a WRAM symbol goes word by word through the control interfaces, one line at a time.
+  Aggregate bandwidth across ranks grows as ``ranks ** rank_scaling_exponent``; a call from the DPUs costs
+  ``pull_call_extra_s`` more than one to them.
 - A launch costs ``launch_overhead_s + launch_per_dpu_s * dpus``.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -52,6 +56,41 @@ def minimum(a: Num, b: Num) -> Num:
 
         return sympy.Min(a, b)
     return np.minimum(a, b)
+
+
+def step(x: Num) -> Num:
+    """1 where ``x >= 0``, else 0, for numbers, arrays and sympy expressions alike: a threshold as arithmetic,
+    which the compiled model and the readable equations take without branches (``_step_function``)."""
+    if _is_symbolic(x):
+        return _step_function()(x)
+    return np.where(np.asarray(x) >= 0, 1.0, 0.0)
+
+
+@functools.cache
+def _step_function() -> Any:
+    """The sympy form of ``step``: prints as numpy.heaviside(x, 1) and as \\theta(x); piecewise constant, so its
+    derivative is 0 (a threshold switches, it has no rate: the sensitivity analysis sees no Dirac delta)."""
+    import sympy
+
+    class Step(sympy.Function):  # type: ignore[misc]  # sympy's classes are untyped
+        @classmethod
+        def eval(cls, arg: Any) -> Any:
+            if arg.is_nonnegative:
+                return sympy.Integer(1)
+            if arg.is_negative:
+                return sympy.Integer(0)
+            return None
+
+        def fdiff(self, argindex: int = 1) -> Any:
+            return sympy.Integer(0)
+
+        def _latex(self, printer: Any, exp: Any = None) -> str:
+            return rf"\theta\left({printer._print(self.args[0])}\right)"
+
+        def _numpycode(self, printer: Any) -> str:
+            return f"{printer._module_format('numpy.heaviside')}({printer._print(self.args[0])}, 1.0)"
+
+    return Step
 
 
 def ceil(a: Num) -> Num:
@@ -111,16 +150,73 @@ def dma_transfers(total_bytes: Num, hw: Any) -> Num:
 
 
 # ---------------------------------------------------------------- host <-> PIM
+# The host side of a transfer, as the UPMEM SDK's x86 backend does it (SDK 2021.3 source, the closest published to
+# the SDK 2023.2 behind the measurements and the study: AIS-SNU/PID-Comm upmem-2021.3.0_opt/src/backends/hw/src/
+# mappings/xeon_sp/xeon_sp_translation.c):
+# - threads_write_to_rank / threads_read_from_rank loop over a rank's lines (``dpu_id`` = a DPU's index inside its
+#   chip); each 8-B word of every DPU of a line goes into one 64-B cache line interleaved over the 8 chips, so a
+#   line costs its bytes per DPU once, however many of its chips' DPUs take part;
+# - xeon_sp_init_and_do_xfer: 1 thread below 1 KiB per DPU, 2 below 2 KiB, 4 below 32 KiB, else the pool's
+#   nb_thread_per_pool (default 4, get_default_xfer_thread_configuration; PrIM's CPU-DPU microbenchmark asks for 8:
+#   dpu_alloc(NR_DPUS, "nrThreadPerPool=8", ...), prim-benchmarks Microbenchmarks/CPU-DPU/host/app.c:50; the PrIM
+#   applications and PIM-Opt pass NULL, e.g. VA/host/app.c:66);
+# - thread_do_mram_xfer: thread t takes lines [t * lines / threads, (t + 1) * lines / threads);
+# - dpu_alloc keeps the enabled DPUs of a partly used rank on the fewest lines (disable_unused_dpus disables a
+#   line's DPUs before touching another; AIS-SNU/PID-Comm upmem-2021.3.0_opt/src/backends/api/src/api/dpu_set.c),
+#   so n DPUs of a rank use ceil(n / chips) lines.
+TRANSFER_THREAD_SIZES = (1024, 2048, 32 * 1024)
+"""Bytes per DPU below which a transfer uses 1, 2, 4 threads of the pool (xeon_sp_init_and_do_xfer defaults)."""
+
+
 def ranks(dpus: Num, hw: Any) -> Num:
     return ceil(dpus / hw.dpus_per_rank)
 
 
 def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any) -> Num:
-    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs: sub-linear in the number of ranks, and lower
-    when the ranks are partly used (fewer DPUs share each rank's transfer; 1 for full ranks)."""
-    r = ranks(dpus, hw)
-    fill = (dpus / (r * hw.dpus_per_rank)) ** hw.rank_fill_exponent
-    return per_rank_bytes_per_s * r ** hw.rank_scaling_exponent * fill
+    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs: sub-linear in the number of ranks."""
+    return per_rank_bytes_per_s * ranks(dpus, hw) ** hw.rank_scaling_exponent
+
+
+def transfer_threads(bytes_per_dpu: Num, hw: Any) -> Num:
+    """Threads of a rank's pool one transfer of ``bytes_per_dpu`` uses (``TRANSFER_THREAD_SIZES``): 1, then 2 from
+    1 KiB, 4 from 2 KiB, the whole pool from 32 KiB (never more than the pool)."""
+    pool = hw.transfer_threads
+    small, medium, large = TRANSFER_THREAD_SIZES
+    two, four = minimum(2, pool), minimum(4, pool)
+    return (1 + step(bytes_per_dpu - small) * (two - 1) + step(bytes_per_dpu - medium) * (four - two)
+            + step(bytes_per_dpu - large) * (pool - four))
+
+
+def transfer_lines(dpus: Num, hw: Any) -> Num:
+    """Lines of the fullest rank a transfer to ``dpus`` DPUs touches (DPUs packed on the fewest lines)."""
+    return ceil(minimum(dpus, hw.dpus_per_rank) / hw.chips_per_rank)
+
+
+def line_s_per_byte(dpus_on_line: Num, hw: Any, to_pim: bool, contended: Num = 0) -> Num:
+    """Seconds per byte per DPU for one thread to move a line of ``dpus_on_line`` distinct buffers (1 when every
+    DPU gets the same buffer). Alone: the serial one-DPU rate (PrIM's 0.33 / 0.12 GB/s) plus
+    ``push/pull_line_dpu_s_per_byte`` per further DPU. With other threads of the pool at work (``contended`` = 1):
+    at least the per-thread share of PrIM's full-rank rate, which one thread per line reached (8 threads, 8
+    lines): ``dpus_on_line * lines_per_rank / per_rank_bandwidth``."""
+    serial = hw.serial_to_pim_bytes_per_s if to_pim else hw.serial_from_pim_bytes_per_s
+    extra = hw.push_line_dpu_s_per_byte if to_pim else hw.pull_line_dpu_s_per_byte
+    per_rank = hw.push_bytes_per_s_per_rank if to_pim else hw.pull_bytes_per_s_per_rank
+    alone = 1 / serial + extra * (dpus_on_line - 1)
+    shared = dpus_on_line * hw.dpus_per_rank / hw.chips_per_rank / per_rank
+    return alone + contended * maximum(shared - alone, 0)
+
+
+def rank_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, distinct: bool = True) -> Num:
+    """One parallel MRAM transfer's bytes on the fullest rank: the busiest thread's lines, each at
+    ``line_s_per_byte``; contended when more than one thread has lines (arithmetic, not a comparison, so the
+    compiled model never branches on a branch)."""
+    lines = transfer_lines(dpus, hw)
+    threads = transfer_threads(bytes_per_dpu, hw)
+    per_thread = hw.dpus_per_rank / hw.chips_per_rank / threads
+    busiest = minimum(lines, per_thread)
+    contended = minimum(ceil(lines * threads * hw.chips_per_rank / hw.dpus_per_rank), 2) - 1
+    on_line = minimum(dpus, hw.chips_per_rank) if distinct else 1
+    return busiest * bytes_per_dpu * line_s_per_byte(on_line, hw, to_pim, contended)
 
 
 def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: str = "parallel",
@@ -132,31 +228,43 @@ def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: 
     ``identical`` is the blend ``flag * broadcast + (1 - flag) * parallel`` rather than a branch (or a
     compile key): the flag is an input of the one compiled function, so a design-space batch mixes both
     settings in one vectorized call, the sensitivity analysis can differentiate through it, and at
-    flag = 0 it evaluates exactly to the parallel push (0 * x + 1 * y = y in floating point).
+    flag = 0 it evaluates exactly to the parallel push of one buffer (0 * x + 1 * y = y in floating point).
 
-    ``memory = "wram"``: a read of a WRAM ``__host`` symbol also costs ``wram_pull_per_dpu_s`` per DPU (the
-    host reads WRAM DPU by DPU)."""
-    if memory == "wram" and not to_pim:
-        return host_transfer_s(bytes_per_dpu, dpus, hw, to_pim, mode) + dpus * hw.wram_pull_per_dpu_s
+    A parallel MRAM transfer costs the call (``transfer_call_overhead_s``, plus ``pull_call_extra_s`` from the
+    DPUs) and its fullest rank's lines (``rank_transfer_s``), times ``ranks ** (1 - rank_scaling_exponent)``.
+    ``memory = "wram"``: a WRAM ``__host`` symbol (arguments, results) costs ``wram_call_overhead_s`` and
+    ``wram_word_s`` per 32-bit word per line; a serial copy costs one call per DPU (one line, one DPU)."""
     if mode == "identical":
         if not to_pim:
             raise ValueError("an identical buffer goes to the PIM side only")
         flag = hw.broadcast_identical_pushes
-        return (flag * host_transfer_s(bytes_per_dpu, dpus, hw, True, "broadcast")
-                + (1 - flag) * host_transfer_s(bytes_per_dpu, dpus, hw, True, "parallel"))
-    overhead = hw.transfer_call_overhead_s if to_pim else hw.transfer_call_overhead_s + hw.pull_call_extra_s
-    if mode == "parallel":
-        per_rank = hw.push_bytes_per_s_per_rank if to_pim else hw.pull_bytes_per_s_per_rank
-        return overhead + bytes_per_dpu * dpus / rank_set_bandwidth(per_rank, dpus, hw)
+        return (flag * host_transfer_s(bytes_per_dpu, dpus, hw, True, "broadcast", memory)
+                + (1 - flag) * _parallel_s(bytes_per_dpu, dpus, hw, True, memory, distinct=False))
     if mode == "broadcast":
         if not to_pim:
             raise ValueError("broadcast goes to the PIM side only")
         bandwidth = rank_set_bandwidth(hw.broadcast_bytes_per_s_per_rank, dpus, hw)
         return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / bandwidth
+    if mode == "parallel":
+        return _parallel_s(bytes_per_dpu, dpus, hw, to_pim, memory)
     if mode == "serial":
+        if memory == "wram":
+            return dpus * (hw.wram_call_overhead_s + ceil(bytes_per_dpu / 4) * hw.wram_word_s)
         per_dpu = hw.serial_to_pim_bytes_per_s if to_pim else hw.serial_from_pim_bytes_per_s
-        return dpus * (overhead + bytes_per_dpu / per_dpu)
+        return dpus * (_call_s(hw, to_pim) + bytes_per_dpu / per_dpu)
     raise ValueError(f"unknown transfer mode {mode!r}")
+
+
+def _call_s(hw: Any, to_pim: bool) -> Num:
+    return hw.transfer_call_overhead_s if to_pim else hw.transfer_call_overhead_s + hw.pull_call_extra_s
+
+
+def _parallel_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, memory: str, distinct: bool = True) -> Num:
+    spread = ranks(dpus, hw) ** (1 - hw.rank_scaling_exponent)
+    if memory == "wram":
+        words = ceil(bytes_per_dpu / 4)
+        return hw.wram_call_overhead_s + spread * transfer_lines(dpus, hw) * words * hw.wram_word_s
+    return _call_s(hw, to_pim) + spread * rank_transfer_s(bytes_per_dpu, dpus, hw, to_pim, distinct)
 
 
 def launch_s(hw: Any, dpus: Num = 0) -> Num:

@@ -60,3 +60,22 @@ def emulated_topologies(optimizer: str) -> tuple[str, ...]:
     ``interconnect.linked`` variant of the others is a cost-model what-if, not emulated)."""
     info = REGISTRY[optimizer]
     return tuple(t for t in TOPOLOGIES if t in info.topologies and (t == "none" or info.emulated_links))
+
+
+def full_ranks_transfer_s(hw: HardwareSpec, nbytes: float, ranks: float, to_pim: bool = True,
+                          distinct: bool = True) -> float:
+    """One parallel MRAM transfer of ``nbytes`` per DPU to ``ranks`` full ranks of 64 DPUs, by hand (the UPMEM SDK's
+    x86 backend as ``primitives.host_transfer_s`` prices it): 8 lines of 8 DPUs per rank; the pool's 4 threads take
+    2 lines each from 2 KiB per DPU (2 threads of 4 lines below 2 KiB, 1 thread of all 8 below 1 KiB); a thread
+    alone moves a line at the one-DPU (serial) rate plus the per-further-DPU extra, one of several threads at no
+    more than 1/8 of PrIM's full-rank rate per DPU of its line; ranks scale as ranks ** (1 - gamma)."""
+    threads = 1 if nbytes < 1024 else 2 if nbytes < 2048 else 4
+    lines = 8 // threads
+    on_line = 8 if distinct else 1
+    serial = hw.serial_to_pim_bytes_per_s if to_pim else hw.serial_from_pim_bytes_per_s
+    extra = hw.push_line_dpu_s_per_byte if to_pim else hw.pull_line_dpu_s_per_byte
+    per_rank = hw.push_bytes_per_s_per_rank if to_pim else hw.pull_bytes_per_s_per_rank
+    alone = 1 / serial + extra * (on_line - 1)
+    per_byte = max(alone, on_line * 8 / per_rank) if threads > 1 else alone
+    call = hw.transfer_call_overhead_s + (0 if to_pim else hw.pull_call_extra_s)
+    return call + ranks ** (1 - hw.rank_scaling_exponent) * lines * nbytes * per_byte

@@ -7,9 +7,11 @@ are never seen):
 - kernel time: the launch cost (a fixed part and a part per DPU), the share of the shorter of compute and DMA a
   parallel section hides (``dma_compute_overlap``), the cost of one barrier (instructions per tasklet under the
   lock);
-- host transfers (CPU->DPU and DPU->CPU together): the fixed cost of a transfer call, the extra of a call from
-  the DPUs, the extra per DPU of reading a WRAM symbol, and how aggregate bandwidth grows with the DPUs of a
-  partly used rank (the per-rank bandwidths stay PrIM's measured ones).
+- host transfers (CPU->DPU and DPU->CPU together): the fixed cost of a transfer call through the SDK's thread
+  pool, the extra of a call from the DPUs, the fixed cost of a WRAM-symbol transfer and its cost per word and
+  line, and the extra cost per further DPU of a transfer line for one thread alone. The structure (lines, the
+  thread pool, the rates of one DPU alone and of a full rank) is the SDK's and PrIM's, not fitted
+  (``pimmodel.primitives.host_transfer_s``).
 
 Instruction counts are never fitted (they are the descriptions' estimates, ``pimmodel.kernels.prim``); every
 constant is a hardware property shared by all kernels. Standard errors come from the Jacobian at the optimum
@@ -55,16 +57,19 @@ KERNEL_CONSTANTS: tuple[Constant, ...] = (
 HOST_CONSTANTS: tuple[Constant, ...] = (
     Constant("transfer_call_overhead_s", 1e-4, 0.0, 10.0),
     Constant("pull_call_extra_s", 1e-4, 0.0, 10.0),
-    Constant("wram_pull_per_dpu_s", 1e-5, 0.0, 10.0),
-    Constant("rank_fill_exponent", 1.0, 0.0, 2.0),
+    Constant("wram_call_overhead_s", 1e-5, 0.0, 100.0),
+    Constant("wram_word_s", 1e-6, 0.0, 100.0),
+    Constant("push_line_dpu_s_per_byte", 1e-10, 0.0, 1000.0),
+    Constant("pull_line_dpu_s_per_byte", 1e-10, 0.0, 1000.0),
 )
-"""Not fitted by default: the per-rank push and pull bandwidths and the serial rates, which PrIM's CPU-DPU
-microbenchmark pins (R values of the spec, the ``published`` validation group). ``BANDWIDTH_CONSTANTS`` adds the
-first two to the host fit (``pimmodel kernel --fit --fit-bandwidths``): fitted to these transfers (0.5 KB-1.2 MB
-per DPU) they come out at 5.1 and 1.3 GB/s instead of PrIM's 6.68 and 4.74 (32 MB per DPU)."""
+"""Not fitted by default: the one-DPU (serial) and full-rank rates, which PrIM's CPU-DPU microbenchmark pins (R values
+of the spec, the ``published`` validation group). ``BANDWIDTH_CONSTANTS`` adds them to the host fit (``pimmodel kernel
+--fit --fit-bandwidths``) to show how far these transfers (0.5 KB-17 MB per DPU, another machine) are from them."""
 BANDWIDTH_CONSTANTS: tuple[Constant, ...] = (
     Constant("push_bytes_per_s_per_rank", 1e9, 0.05, 50.0),
     Constant("pull_bytes_per_s_per_rank", 1e9, 0.05, 50.0),
+    Constant("serial_to_pim_bytes_per_s", 1e9, 0.01, 50.0),
+    Constant("serial_from_pim_bytes_per_s", 1e9, 0.01, 50.0),
 )
 KERNEL_QUANTITIES = ("kernel_ms",)
 HOST_QUANTITIES = ("cpu_to_dpu_ms", "dpu_to_cpu_ms")

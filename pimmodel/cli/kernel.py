@@ -19,8 +19,9 @@ Fit = Annotated[bool, typer.Option("--fit", help="Re-run the hardware fit on the
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="With --fit: write the calibration (JSON) "
                                              "here; the shipped one is data/calibration/hardware-upmem-2556.json.")]
 NoCv = Annotated[bool, typer.Option("--no-cv", help="With --fit: skip the leave-one-kernel-out refits.")]
-FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fit: also fit the per-rank push and pull "
-                                             "bandwidths (PrIM's microbenchmark values otherwise stay).")]
+FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fit: also fit the one-DPU and "
+                                             "full-rank push and pull bandwidths (PrIM's microbenchmark values "
+                                             "otherwise stay).")]
 
 
 def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = None, hardware: O.Hardware = "upmem-2556",
@@ -31,10 +32,10 @@ def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = Non
     --json prints {"points": [{"kernel", "dpus", "size", "kernel_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}]};
     size means what the data set's data_prep_param means for the kernel (--list says it). --fit re-runs the
     hardware calibration: it fits the kernel-time constants (launch, DMA/compute overlap, barrier) and the host
-    transfer constants (call overheads, WRAM reads, in-rank scaling) to the real measurements of every kernel but
-    VA, GEMV and RED (the test kernels), prints the constants, the errors per kernel and their leave-one-kernel-out
-    cross-validation (about 15 s), and with --output writes the calibration file; the spec's F constants come from
-    the shipped one (data/calibration/hardware-upmem-2556.json).
+    transfer constants (call overheads, WRAM-symbol transfers, extra per DPU of a transfer line) to the real
+    measurements of every kernel but VA, GEMV and RED (the test kernels), prints the constants, the errors per
+    kernel and their leave-one-kernel-out cross-validation (about 15 s), and with --output writes the calibration
+    file; the spec's F constants come from the shipped one (data/calibration/hardware-upmem-2556.json).
     """
     if list_kernels:
         return _list(json)

@@ -107,6 +107,10 @@ _LATEX: dict[str, str] = {
     "link_latency_s": r"t_{\mathrm{link}}", "int64_mul_base_instructions": r"i_{\mathrm{mul64}}",
     "int32_mul_base_instructions": r"i_{\mathrm{mul32}}",
     "mul_step_instructions": r"i_{\mathrm{mulstep}}",
+    "chips_per_rank": r"N_{\mathrm{chip}}", "transfer_threads": r"P_{\mathrm{xfer}}",
+    "push_line_dpu_s_per_byte": r"c_{\mathrm{line,in}}", "pull_line_dpu_s_per_byte": r"c_{\mathrm{line,out}}",
+    "pull_call_extra_s": r"t_{\mathrm{pull}}", "wram_call_overhead_s": r"t_{\mathrm{wram}}",
+    "wram_word_s": r"t_{\mathrm{word}}",
 }
 
 

@@ -111,11 +111,12 @@ def _mv_section(rows: int, cols: int, mac: dict[str, float], last_mac_extra: flo
 
 def gemv(dpus: int, size: int) -> KernelRun:
     """GEMV (uint32, 64 columns, values < 50): the row is shorter than a block, so only the last-block j-loop
-    runs, with its ``j >= 256`` check (U/GEMV/dpu:94,140-147); host U/GEMV/host:161-172, 210."""
+    runs, with its ``j >= 256`` check (U/GEMV/dpu:94,140-147); host U/GEMV/host:161-172, 210 (x: the same buffer
+    prepared for every DPU, :169-172)."""
     rows = ceil_div(size, dpus)
     rows_pad = rows + rows % 2
     mac = _ops(b=ACCESS * 2 + CALL + 2 + LOOP, add=1, mul=1, bits=D.gemv_mul_bits())
-    host = (_args(16), HostCall("A", 256 * rows_pad, True), HostCall("x", 256, True),
+    host = (_args(16), HostCall("A", 256 * rows_pad, True), HostCall("x", 256, True, mode="identical"),
             HostCall("y", 4 * rows_pad, False))
     return KernelRun("GEMV", 1, (_setup(4), _mv_section(rows, 64, mac, 1)), host, mram_bytes=260 * rows_pad + 256)
 
@@ -131,7 +132,7 @@ def mlp(dpus: int, size: int) -> KernelRun:
     layers = Section(layer.name, True, 3, layer.work, tasklets=layer.tasklets)
     setup = Section("setup", True, 3, _setup(4).work)
     weights = 4 * rows_pad * size
-    host = (_args(16), HostCall("A", weights, True, calls=3), HostCall("x", 4 * size, True),
+    host = (_args(16), HostCall("A", weights, True, calls=3), HostCall("x", 4 * size, True, mode="identical"),
             HostCall("y", 4 * rows_pad, False))
     return KernelRun("MLP", 3, (setup, layers), host, mram_bytes=weights + 4 * size + 4 * rows_pad)
 

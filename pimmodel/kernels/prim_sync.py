@@ -115,7 +115,7 @@ BS_COMPARE = ACCESS + 2 + LOOP
 
 def bs(dpus: int, size: int) -> KernelRun:
     """BS (int64, 256-B blocks): each tasklet runs its queries one after another, one 256-B DMA per search step
-    (U/BS/dpu:65-151); the whole array goes to every DPU (U/BS/host:134)."""
+    (U/BS/dpu:65-151); the whole array, one buffer prepared for every DPU, goes to every DPU (U/BS/host:128-134)."""
     q = D.bs_queries_per_dpu(size, dpus)
     path = D.bs_search(size, q * dpus)
     edge_reads = path.block_reads - 2 - path.iterations
@@ -123,7 +123,7 @@ def bs(dpus: int, size: int) -> KernelRun:
                  + BS_COMPARE * path.compares)
     dmas = (Dma("read", 8, TASKLETS, q), Dma("read", 256, TASKLETS, q * path.block_reads))
     search = Section("search", True, 1, Work(_ops(b=q * per_query), dmas=dmas))
-    host = (_args(24), HostCall("array", 8 * size, True), HostCall("queries", 8 * q, True),
+    host = (_args(24), HostCall("array", 8 * size, True, mode="identical"), HostCall("queries", 8 * q, True),
             HostCall("results", 8 * TASKLETS, False, memory="wram"))
     return KernelRun("BS", 1, (_setup(3), search), host, mram_bytes=8 * size + 8 * q)
 

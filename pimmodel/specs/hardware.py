@@ -39,11 +39,14 @@ class Field:
     integer: bool = False
     doc: str = ""
     default: float | None = None
+    default_note: str = "reproduces the pricing from before this constant"
+    """why a spec file without the key gets ``default`` (the source recorded for it)."""
 
 
 def _f(name: str, section: str, key: str, scale: float, low: float, high: float, integer: bool = False,
-       doc: str = "", default: float | None = None) -> Field:
-    return Field(name, section, key, scale, low, high, integer, doc, default)
+       doc: str = "", default: float | None = None, default_note: str = "") -> Field:
+    return Field(name, section, key, scale, low, high, integer, doc, default,
+                 default_note or "reproduces the pricing from before this constant")
 
 
 FIELDS: tuple[Field, ...] = (
@@ -60,6 +63,9 @@ FIELDS: tuple[Field, ...] = (
     _f("mram_bytes", "dpu", "mram_mib", 1024**2, 1024**2, 1 << 50, True, doc="DRAM bank per DPU"),
     _f("iram_bytes", "dpu", "iram_kib", 1024, 1024, 1 << 30, True, doc="instruction memory per DPU"),
     _f("power_per_dpu_w", "dpu", "power_per_dpu_w", 1, 0, 1e3, doc="power per DPU while running"),
+    _f("chips_per_rank", "dpu", "chips_per_rank", 1, 1, 1 << 16, True, default=8,
+       default_note="the UPMEM rank's 8 chips (dpu_chip_description.c: 8 control interfaces)",
+       doc="DPU chips of a rank; a host transfer line is one DPU of each chip (8 B of each in a 64-B cache line)"),
     # --- instructions per operation (software routines where the ISA has no unit)
     _f("int32_add_instructions", "instructions", "int32_add", 1, 0.25, 1e4),
     _f("int32_shift_instructions", "instructions", "int32_shift", 1, 0.25, 1e4),
@@ -102,14 +108,27 @@ FIELDS: tuple[Field, ...] = (
     _f("serial_from_pim_bytes_per_s", "host", "serial_from_pim_gb_per_s", 1e9, 1e6, 1e15),
     _f("rank_scaling_exponent", "host", "rank_scaling_exponent", 1, 0.0, 1.0,
        doc="aggregate bandwidth grows as ranks**exponent"),
-    _f("rank_fill_exponent", "host", "rank_fill_exponent", 1, 0.0, 2.0, default=0.0,
-       doc="aggregate bandwidth of a partly used rank scales as (DPUs used / dpus_per_rank)**exponent"),
+    _f("transfer_threads", "host", "transfer_threads", 1, 1, 1 << 10, True, default=4,
+       default_note="the UPMEM SDK's default transfer thread pool (nrThreadPerPool) of the host programs",
+       doc="host threads of a rank's transfer pool; they split the rank's transfer lines (1 below 1 KiB per DPU, "
+           "2 below 2 KiB, 4 below 32 KiB)"),
+    _f("push_line_dpu_s_per_byte", "host", "push_line_dpu_ns_per_byte", 1e-9, 0, 1e9, default=0.0,
+       default_note="no extra cost per further DPU of a transfer line",
+       doc="one thread moving a transfer line to the DPUs: extra per byte per further DPU on the line (the first "
+           "costs 1 / serial_to_pim_gb_per_s)"),
+    _f("pull_line_dpu_s_per_byte", "host", "pull_line_dpu_ns_per_byte", 1e-9, 0, 1e9, default=0.0,
+       default_note="no extra cost per further DPU of a transfer line",
+       doc="the same from the DPUs (the first DPU costs 1 / serial_from_pim_gb_per_s)"),
     _f("transfer_call_overhead_s", "host", "transfer_call_overhead_us", 1e-6, 0, 1e6,
        doc="fixed cost of one dpu_push_xfer / broadcast call"),
     _f("pull_call_extra_s", "host", "pull_call_extra_us", 1e-6, 0, 1e6, default=0.0,
        doc="extra fixed cost of a DPU->CPU call (parallel pull or serial copy) over a CPU->DPU one"),
-    _f("wram_pull_per_dpu_s", "host", "wram_pull_per_dpu_us", 1e-6, 0, 1e6, default=0.0,
-       doc="extra cost per DPU of reading a WRAM symbol (results) back to the host"),
+    _f("wram_call_overhead_s", "host", "wram_call_overhead_us", 1e-6, 0, 1e6, default=17.42,
+       default_note="upmem-2556's fitted value",
+       doc="fixed cost of one transfer of a WRAM symbol (arguments, results): no transfer thread pool involved"),
+    _f("wram_word_s", "host", "wram_word_us", 1e-6, 0, 1e6, default=2.323,
+       default_note="upmem-2556's fitted value",
+       doc="one 32-bit word of a WRAM symbol on one transfer line (the 8 chips' DPUs of the line together)"),
     _f("launch_overhead_s", "host", "launch_overhead_ms", 1e-3, 0, 1e4, doc="one synchronous dpu_launch"),
     _f("launch_per_dpu_s", "host", "launch_per_dpu_us", 1e-6, 0, 1e6, default=0.0,
        doc="launch cost growing with the DPUs launched (boot and completion polling)"),
@@ -181,10 +200,14 @@ class HardwareSpec:
     link_bytes_per_s: float
     link_latency_s: float
     dma_compute_overlap: float = 1.0
-    rank_fill_exponent: float = 0.0
     pull_call_extra_s: float = 0.0
-    wram_pull_per_dpu_s: float = 0.0
     launch_per_dpu_s: float = 0.0
+    chips_per_rank: int = 8
+    transfer_threads: int = 4
+    push_line_dpu_s_per_byte: float = 0.0
+    pull_line_dpu_s_per_byte: float = 0.0
+    wram_call_overhead_s: float = 17.42e-6
+    wram_word_s: float = 2.323e-6
     link_topology: str = "none"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -241,7 +264,7 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
         table = data.get(f.section, {})
         if f.key not in table and f.default is not None:
             values[f.name] = int(f.default * f.scale) if f.integer else float(f.default * f.scale)
-            values["sources"][f.name] = f"default {f.default:g}: reproduces the pricing from before this constant"
+            values["sources"][f.name] = f"default {f.default:g}: {f.default_note}"
             continue
         if f.key not in table:
             raise SpecError(f"{origin}: missing {f.section}.{f.key} ({f.doc or 'see hardware_specs/upmem-2556.toml'})")

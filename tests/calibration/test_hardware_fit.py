@@ -14,8 +14,9 @@ from pimmodel.specs import load_hardware
 
 TRUTH = {"launch_overhead_s": 0.3e-3, "launch_per_dpu_s": 2e-6, "dma_compute_overlap": 0.6,
          "barrier_instructions_per_tasklet": 20.0, "transfer_call_overhead_s": 80e-6, "pull_call_extra_s": 40e-6,
-         "wram_pull_per_dpu_s": 15e-6, "rank_fill_exponent": 0.4, "push_bytes_per_s_per_rank": 3e9,
-         "pull_bytes_per_s_per_rank": 2e9}
+         "wram_call_overhead_s": 30e-6, "wram_word_s": 3e-6, "push_line_dpu_s_per_byte": 0.2e-9,
+         "pull_line_dpu_s_per_byte": 1e-9, "push_bytes_per_s_per_rank": 3e9, "pull_bytes_per_s_per_rank": 2e9,
+         "serial_to_pim_bytes_per_s": 0.4e9, "serial_from_pim_bytes_per_s": 0.1e9}
 
 
 def test_fit_recovers_known_constants_from_synthetic_data() -> None:

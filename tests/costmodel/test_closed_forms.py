@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import sympy
-from support import raw_floats
+from support import full_ranks_transfer_s, raw_floats
 
 from pimmodel.api import predict
 from pimmodel.costmodel.common import dense_sample, error_section
@@ -64,21 +64,32 @@ def test_lr_serial_section_cycles(upmem) -> None:
 
 
 def test_ma_sgd_host_to_pim_one_rank(upmem) -> None:
-    # 64 DPUs = 1 full rank; 416 rounds x (2 calls x call overhead + 64 x (4096*4 + 8) B / push bandwidth)
-    # (before the hardware fit 30 us and 6.68 GB/s)
+    # 64 DPUs = 1 full rank; 416 rounds x 2 pushes of one buffer to every DPU (w: 16,384 B, 4 threads of 2 lines;
+    # the bias: 8 B, one thread for the 8 lines); one buffer costs a line one DPU's bytes at the serial rate, here
+    # slower than 1/8 of the full-rank rate: 2 x 16,384 B / 0.33 GB/s and 8 x 8 B / 0.33 GB/s, plus the calls
     p = predict(Workload(YFCC, "lr", "ma-sgd", 64), upmem)
-    expected = 416 * (2 * upmem.transfer_call_overhead_s + 64 * (4096 * 4 + 8) / upmem.push_bytes_per_s_per_rank)
+    call, serial = upmem.transfer_call_overhead_s, upmem.serial_to_pim_bytes_per_s
+    assert 1 / serial > 8 / upmem.push_bytes_per_s_per_rank
+    expected = 416 * (2 * call + 2 * 16_384 / serial + 8 * 8 / serial)
     assert p.per_epoch_s["host_to_pim"] == pytest.approx(expected, rel=1e-12)
+    assert p.per_epoch_s["host_to_pim"] == pytest.approx(
+        416 * (full_ranks_transfer_s(upmem, 16_384, 1, distinct=False) + full_ranks_transfer_s(upmem, 8, 1,
+                                                                                               distinct=False)))
     assert p.per_epoch_bytes["host_to_pim"] == 416 * 64 * (4096 * 4 + 8)
 
 
 def test_admm_pim_to_host_32_ranks(upmem) -> None:
-    # 2048 DPUs = 32 full ranks, aggregate pull bandwidth per-rank pull x 32^0.75; one round: w_k and the bias,
-    # each a call from the DPUs (call overhead + pull extra); before the hardware fit 30 us, 0, 4.74 GB/s
+    # 2048 DPUs = 32 full ranks; one round: w_k (16,384 B, 4 threads of 2 lines, each DPU its own buffer: a busy
+    # thread moves a line at max(1 / 0.12 GB/s + 7 x the per-DPU extra, 8 x 8 / 4.74 GB/s) per byte) and the bias
+    # (8 B, one thread, 8 lines alone), each a call from the DPUs; ranks scale as 32 ** (1 - 0.75)
     p = predict(Workload(YFCC, "lr", "admm", 2048), upmem)
     call = upmem.transfer_call_overhead_s + upmem.pull_call_extra_s
-    expected = 2 * call + 2048 * (4096 * 4 + 8) / (upmem.pull_bytes_per_s_per_rank * 32**0.75)
+    alone = 1 / upmem.serial_from_pim_bytes_per_s + 7 * upmem.pull_line_dpu_s_per_byte
+    busy = max(alone, 64 / upmem.pull_bytes_per_s_per_rank)
+    expected = 2 * call + 32**0.25 * (2 * 16_384 * busy + 8 * 8 * alone)
     assert p.per_epoch_s["pim_to_host"] == pytest.approx(expected, rel=1e-12)
+    assert expected == pytest.approx(full_ranks_transfer_s(upmem, 16_384, 32, to_pim=False)
+                                     + full_ranks_transfer_s(upmem, 8, 32, to_pim=False))
 
 
 def test_ga_sgd_criteo_pulls_int64_gradients(upmem) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support import raw_floats
+from support import full_ranks_transfer_s, raw_floats
 
 from pimmodel.specs import CRITEO, YFCC, Workload, load_hardware
 
@@ -17,18 +17,20 @@ def _raw(w: Workload, hw):  # type: ignore[no-untyped-def]
 
 def test_host_path_matches_its_closed_form() -> None:
     """MA-SGD on YFCC at 2,048 DPUs (32 ranks), topology none, by hand from upmem-2556.toml: 416 rounds; per round
-    two push calls (w: 16,384 B, the bias: 8 B per DPU) at the call overhead each + bytes / (push bandwidth x
-    32^0.75), two pulls (call overhead + pull extra) at the pull bandwidth x 32^0.75 (the spec's fitted host
-    constants; 30 us, 0, 6.68 and 4.74 GB/s before the hardware fit), and one stream over the 2,048 x 4,096 int32
-    models by 17 threads (16 cores x 5 GB/s
-    = 80 GB/s, below the 100 GB/s memory cap) plus 17 x 15 us of pthread create/join."""
+    two pushes of one buffer to every DPU (w: 16,384 B, the bias: 8 B) and two pulls of each DPU's own (call
+    overhead + pull extra each), priced as the SDK moves them (``support.full_ranks_transfer_s``: 8 lines per rank,
+    the pool's 4 threads, the serial and PrIM full-rank rates, ranks ** (1 - 0.75)), and one stream over the
+    2,048 x 4,096 int32 models by 17 threads (16 cores x 5 GB/s = 80 GB/s, below the 100 GB/s memory cap) plus
+    17 x 15 us of pthread create/join."""
     hw = load_hardware("upmem-2556")
     w = Workload(YFCC, "lr", "ma-sgd", 2048)
     raw = _raw(w, hw)
-    rounds, ranks = 416, 32**0.75
-    push = 2 * hw.transfer_call_overhead_s + 2048 * (16_384 + 8) / (hw.push_bytes_per_s_per_rank * ranks)
-    pull = 2 * (hw.transfer_call_overhead_s + hw.pull_call_extra_s) \
-        + 2048 * (16_384 + 8) / (hw.pull_bytes_per_s_per_rank * ranks)
+    rounds = 416
+    push = full_ranks_transfer_s(hw, 16_384, 32, distinct=False) + full_ranks_transfer_s(hw, 8, 32, distinct=False)
+    # spelled out: one buffer costs a line one DPU's bytes at 0.33 GB/s (slower than 6.68 / 8 GB/s per DPU)
+    assert push == pytest.approx(2 * hw.transfer_call_overhead_s
+                                 + 32**0.25 * (2 * 16_384 + 8 * 8) / hw.serial_to_pim_bytes_per_s)
+    pull = full_ranks_transfer_s(hw, 16_384, 32, to_pim=False) + full_ranks_transfer_s(hw, 8, 32, to_pim=False)
     aggregate = 2048 * 4096 * 4 / 80e9 + 17 * 15e-6
     assert raw["host_to_pim"] == pytest.approx(rounds * push, rel=1e-12)
     assert raw["pim_to_host"] == pytest.approx(rounds * pull, rel=1e-12)

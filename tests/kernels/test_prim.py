@@ -103,17 +103,13 @@ def test_bad_kernel_and_sizes_are_one_line_errors() -> None:
 
 
 # ---------------------------------------------------------------- the vocabulary's extensions, priced by hand
-def test_defaults_reproduce_the_old_pricing(upmem) -> None:  # type: ignore[no-untyped-def]
-    old = upmem.replace(dma_compute_overlap=1.0, rank_fill_exponent=0.0, pull_call_extra_s=0.0,
-                        wram_pull_per_dpu_s=0.0, launch_per_dpu_s=0.0)
+def test_overlap_default_reproduces_the_old_pricing(upmem) -> None:  # type: ignore[no-untyped-def]
+    old = upmem.replace(dma_compute_overlap=1.0, launch_per_dpu_s=0.0)
     assert pricing.exposed_dma_cycles(True, 100.0, 150.0, old) == pricing.exposed_dma_cycles(True, 100.0, 150.0)
     assert pricing.exposed_dma_cycles(True, 100.0, 50.0, old) == 0
     # the fitted overlap exposes (1 - overlap) of the shorter
     phi = upmem.dma_compute_overlap
     assert pricing.exposed_dma_cycles(True, 100.0, 50.0, upmem) == pytest.approx((1 - phi) * 50)
-    call = HostCall("x", 4096, False)
-    assert pricing.host_calls_s([call], 16, old, False) == pytest.approx(
-        old.transfer_call_overhead_s + 16 * 4096 / old.pull_bytes_per_s_per_rank)
 
 
 def test_mutex_chain_issues_at_the_rate_of_the_runnable_tasklets(upmem) -> None:  # type: ignore[no-untyped-def]
@@ -133,7 +129,9 @@ def test_lockstep_section_by_hand(upmem) -> None:  # type: ignore[no-untyped-def
     assert pricing.section_cycles(section, 16, upmem) == pytest.approx(burst + 100 * 11)
 
 
-def test_wram_pull_costs_per_dpu(upmem) -> None:  # type: ignore[no-untyped-def]
-    mram, wram = HostCall("r", 256, False), HostCall("r", 256, False, memory="wram")
-    gap = pricing.host_calls_s([wram], 64, upmem, False) - pricing.host_calls_s([mram], 64, upmem, False)
-    assert gap == pytest.approx(64 * upmem.wram_pull_per_dpu_s)
+def test_wram_symbol_costs_per_word_and_line(upmem) -> None:  # type: ignore[no-untyped-def]
+    # 256 B of results (64 words) from 64 DPUs: 8 lines; from 4 DPUs: 1 line, as from 1
+    wram = HostCall("r", 256, False, memory="wram")
+    for dpus, lines in ((1, 1), (4, 1), (16, 2), (64, 8)):
+        assert pricing.host_calls_s([wram], dpus, upmem, False) == pytest.approx(
+            upmem.wram_call_overhead_s + lines * 64 * upmem.wram_word_s)

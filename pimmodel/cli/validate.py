@@ -82,6 +82,7 @@ def _print(record: dict, failures_only: bool) -> None:
     from rich.text import Text
 
     from ..report.tables import stdout_console
+    from ..validation import GROUP_ALIASES
 
     console = stdout_console()
     width = min(console.width, TABLE_COLUMNS)
@@ -99,7 +100,8 @@ def _print(record: dict, failures_only: bool) -> None:
         evidence = ("" if summary["evidence_cases"] == summary["cases"] else
                     f" ({summary['evidence_passed']} of {summary['evidence_cases']} counted as evidence)")
         targets = f"; targets met {summary['targets_met']} of {summary['targets']}" if summary["targets"] else ""
-        console.print(Text(f"{group}: {summary['passed']} of {summary['cases']} cases pass{evidence}{targets}"),
+        shown = next((alias for alias, name in GROUP_ALIASES.items() if name == group), group)
+        console.print(Text(f"{shown}: {summary['passed']} of {summary['cases']} cases pass{evidence}{targets}"),
                       width=width)
     console.print(Text(f"{len(record['cases'])} cases, {failed} failed" + ("" if failed else " - all pass")))
 

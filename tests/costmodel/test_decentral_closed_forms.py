@@ -5,15 +5,17 @@ scaling: 3,328 rows per DPU, b = 8, so 416 local steps per epoch; GA's B = 8,192
 upmem-2556 constants used: 350 MHz, 16 tasklets (>= the revolver's 11: one instruction per cycle), int32 shift 1,
 int64 add 2, int64 shift 4 instructions, host reduction 16 threads x 5 GB/s = 80 GB/s, 17 threads x 15 us of
 pthread create/join per reduction, 32 full ranks (bandwidth x 32^0.75); the fitted constants are read from the
-spec (``hw``): the barrier's instructions per tasklet (16 x that x 11 cycles), the transfer call overhead and a
-pull's extra, the push / pull / broadcast bandwidths per rank, the launch overhead."""
+spec (``hw``): the barrier's instructions per tasklet (16 x that x 11 cycles), the launch overhead; one host
+transfer to or from 2,048 DPUs (32 full ranks) is ``support.full_ranks_transfer_s``, written by hand from the SDK's
+transfer lines and threads (tests/kernels/test_host_transfers.py); a broadcast is the call plus all bytes at the
+broadcast bandwidth of 32 ranks."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
-from support import raw_floats
+from support import full_ranks_transfer_s, raw_floats
 
 from pimmodel.specs import YFCC, Workload, load_hardware
 
@@ -21,9 +23,7 @@ N, D, F = 2048, 4096, 350e6
 RANKS = 32**0.75
 V_MODEL = 4 * D + 8  # int32 model + int64 bias
 UPMEM = load_hardware("upmem-2556")
-CALL, PULL_CALL = UPMEM.transfer_call_overhead_s, UPMEM.transfer_call_overhead_s + UPMEM.pull_call_extra_s
-PUSH, PULL, BROADCAST = (UPMEM.push_bytes_per_s_per_rank, UPMEM.pull_bytes_per_s_per_rank,
-                         UPMEM.broadcast_bytes_per_s_per_rank)
+CALL, BROADCAST = UPMEM.transfer_call_overhead_s, UPMEM.broadcast_bytes_per_s_per_rank
 LAUNCH = UPMEM.launch_overhead_s + UPMEM.launch_per_dpu_s
 BARRIER_CYCLES = 16 * UPMEM.barrier_instructions_per_tasklet * 11
 
@@ -81,8 +81,9 @@ def test_local_sgd_every_8_steps() -> None:
     2,048 x 4,096 int32 models plus 17 pthreads, and one launch; the DPUs still make 416 local steps."""
     raw = raw_floats(_w("local-sgd", sync_every=8), _hw())
     ma = raw_floats(_w("ma-sgd"), _hw())
-    push = 2 * CALL + N * V_MODEL / (PUSH * RANKS)
-    pull = 2 * PULL_CALL + N * V_MODEL / (PULL * RANKS)
+    push = full_ranks_transfer_s(UPMEM, 4 * D, 32, distinct=False) + full_ranks_transfer_s(UPMEM, 8, 32,
+                                                                                            distinct=False)
+    pull = full_ranks_transfer_s(UPMEM, 4 * D, 32, to_pim=False) + full_ranks_transfer_s(UPMEM, 8, 32, to_pim=False)
     assert raw["rounds"] == 52
     assert raw["host_to_pim"] == pytest.approx(52 * push, rel=1e-12)
     assert raw["pim_to_host"] == pytest.approx(52 * pull, rel=1e-12)
@@ -96,7 +97,7 @@ def test_hier_sgd_through_the_host_broadcasts_only_global_averages() -> None:
     as one buffer for all DPUs (a broadcast when the host broadcasts), the 364 rank averages as a parallel push."""
     hw = _hw(broadcast_identical_pushes=1)
     raw, ma = raw_floats(_w("hier-sgd"), hw), raw_floats(_w("ma-sgd"), hw)
-    parallel = 2 * CALL + N * V_MODEL / (PUSH * RANKS)
+    parallel = full_ranks_transfer_s(hw, 4 * D, 32) + full_ranks_transfer_s(hw, 8, 32)
     broadcast = 2 * CALL + N * V_MODEL / (BROADCAST * RANKS)
     assert raw["rounds"] == 416 and _w("hier-sgd").sync_every == 8
     assert raw["host_to_pim"] == pytest.approx(364 * parallel + 52 * broadcast, rel=1e-12)
@@ -113,8 +114,9 @@ def test_hier_sgd_over_in_rank_links() -> None:
     raw = raw_floats(_w("hier-sgd"), hw)
     link = 416 * 2 * 63 * (1e-6 + V_MODEL / 64 / 2e9)
     assert raw["link"] == pytest.approx(link, rel=1e-12)
-    assert raw["pim_to_host"] == pytest.approx(link / 2 + 52 * (PULL_CALL + N * 264 / (PULL * RANKS)), rel=1e-12)
-    assert raw["host_to_pim"] == pytest.approx(link / 2 + 52 * (CALL + N * 264 / (PUSH * RANKS)), rel=1e-12)
+    assert raw["pim_to_host"] == pytest.approx(link / 2 + 52 * full_ranks_transfer_s(hw, 264, 32, to_pim=False),
+                                               rel=1e-12)
+    assert raw["host_to_pim"] == pytest.approx(link / 2 + 52 * full_ranks_transfer_s(hw, 264, 32), rel=1e-12)
     assert raw["bytes_pim_to_host"] == raw["bytes_host_to_pim"] == 52 * N * 264
     assert raw["host_aggregate"] == pytest.approx(52 * (32 * V_MODEL / 80e9 + 17 * 15e-6), rel=1e-12)
     assert raw["launch"] == pytest.approx(52 * LAUNCH, rel=1e-12)

@@ -123,7 +123,7 @@ def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, 
 
     table = table or load_table()
     top = best(results)
-    fig = new_figure(12, 9)
+    fig = new_figure(12, 11)
     axes = fig.subplots(2, 2)
     per = table.stand_in.checkpoints
     for ax, (dataset, model) in zip(axes.ravel(), WORKLOADS, strict=True):
@@ -138,11 +138,12 @@ def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, 
                 ax.plot(times, curve, style, color=f"C{i}", lw=1.1, label=f"{o.label}, {hw}")
         ax.axhline(table.target(dataset, model, 0.99), color="0.4", lw=0.8, ls=":")
         ax.set_xscale("log")
-        ax.set_title(f"{dataset} {model.upper()} at 2,048 DPUs (solid: {hardware[0]}, dashed: {hardware[-1]})",
+        ax.set_title(f"{dataset} {model.upper()}, 2,048 DPUs\n(solid: {hardware[0]}, dashed: {hardware[-1]})",
                      fontsize=9)
         ax.set_xlabel("training time [s]: stand-in epochs x the cost model's epoch time")
         ax.set_ylabel(f"stand-in test {table.metric.get(dataset, 'metric')}")
-        ax.legend(fontsize=6, ncol=2, loc="lower right")
+        # below the axes: inside, it covered the curves' rise from 0.5 (ADMM, the first checkpoints)
+        ax.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.13))
     fig.tight_layout()
     return fig
 
@@ -154,7 +155,7 @@ def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], ba
 
     from ..report.plots import new_figure
 
-    fig = new_figure(8, 5.5)
+    fig = new_figure(10, 5.5)
     ax = fig.subplots()
     for i, name in enumerate(REGISTRY):
         picked = [t for t in trials if t.params.get("optimizer") == name]
@@ -171,7 +172,7 @@ def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], ba
     ax.set_xlabel("time to 99 % of MA-SGD's stand-in metric [s] (geometric mean of 4 workloads, 2,048 DPUs)")
     ax.set_ylabel("cost per DPU [x upmem-2556]")
     ax.set_title("codesign: feasible designs by the optimizer they pick", fontsize=10)
-    legend = ax.legend(fontsize=7)
+    legend = ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no design hidden
     for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):  # one marker size in the legend
         if handle is not None and hasattr(handle, "set_sizes"):
             handle.set_sizes([60 if text.get_text().startswith("upmem-2556") else 24])

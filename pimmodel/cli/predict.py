@@ -69,7 +69,8 @@ def predict_command(
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
-    dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 2048,
+    dpus: Annotated[int, typer.Option(
+        "--dpus", help="Number of DPUs (one count; `pimmodel scale --dpus 256,512` sweeps several).")] = 2048,
     tasklets: O.Tasklets = 16,
     scaling: O.Scaling = "weak",
     epochs: O.Epochs = 10,

@@ -91,3 +91,24 @@ def test_hardware_text_shows_kernels_next_to_upimulator_and_targets() -> None:
     text = " ".join(res.stdout.split())
     assert "uPIMulator" in text and "targets" in text and "missed" in text and "met" in text
     assert res.returncode == 1  # VA's four smallest points fail their 25 % (see test_hardware_cases)
+
+
+def test_the_figure_puts_the_real_hardware_points_first() -> None:
+    """Left panel: every per-point hardware case (failures as crosses), in ms; right panel: the other groups."""
+    from pimmodel.report.validation_plot import validation_plot
+
+    def case(group: str, ok: bool, kernel: str | None = None, kind: str = "within") -> dict:
+        return {"group": group, "reference": 2.0, "predicted": 1.0 if ok else 0.5, "ok": ok, "kind": kind,
+                "tolerance": 0.25, "unit": "ms", "kernel": kernel}
+
+    cases = [case("hardware", True, "VA"), case("hardware", False, "VA"), case("hardware", True, "RED"),
+             case("hardware", True, "GEMV", kind="below"),  # an aggregate bound, not a point: not drawn
+             case("published", True), case("emulator", True), case("finding", True, kind="below")]
+    fig = validation_plot({"hardware": "upmem-2556", "ok": False, "cases": cases})
+    left, right = fig.axes
+    drawn = {t.get_text() for t in left.get_legend().get_texts()}
+    assert drawn == {"±25% band", "RED (pass, 1)", "VA (pass, 1)", "VA (fail, 1)"}
+    assert "real UPMEM" in left.get_xlabel() and "[ms]" in left.get_xlabel()
+    labels = {t.get_text() for t in right.get_legend().get_texts()}
+    assert "consistency (model vs emulator, not evidence) (pass, 1)" in labels and len(labels) == 4
+    assert "1 of 7 cases fail" in fig._suptitle.get_text()

@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import SpecError, suggest, unknown
 from ..resources import data_dir
 from ..specs._toml import dumps, read_toml
+from ..specs.hardware import Field, check_numbers
 
 IMPLEMENTATIONS = ("pytorch-study", "numpy-reference")
 """``pytorch-study``: ``baseline/model.py``/``smodel.py`` of the artifact; ``numpy-reference``: ``reference.py``."""
@@ -33,20 +34,6 @@ SYNC_ALGORITHMS = ("ring", "shared-memory")
 """``ring``: gloo's default all-reduce (reduce-scatter + all-gather, 2(p-1) steps); ``shared-memory``: every
 process writes its vector, one barrier, every process reads all (``worker_tasks.SharedExchange``)."""
 STEP_KINDS = tuple(f"{o}_{m}" for o in ("ma_sgd", "ga_sgd", "admm") for m in ("lr", "svm"))
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """How one record field appears in TOML: section, key, scale to SI, and allowed range."""
-
-    name: str
-    section: str
-    key: str
-    scale: float
-    low: float
-    high: float
-    integer: bool = False
-    doc: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,19 +114,6 @@ GPU_FIELDS: tuple[Field, ...] = (
 )
 
 
-def _check_numbers(name: str, obj: Any, fields: tuple[Field, ...]) -> None:
-    for f in fields:
-        value = getattr(obj, f.name)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise SpecError(f"{name!r}: {f.section}.{f.key} must be a number, got {value!r}")
-        if f.integer and int(value) != value:
-            raise SpecError(f"{name!r}: {f.section}.{f.key} must be a whole number, got {value}")
-        if not f.low <= value <= f.high:
-            lo, hi = f.low / f.scale, f.high / f.scale
-            raise SpecError(f"{name!r}: {f.section}.{f.key} = {value / f.scale:g} is out of range; "
-                            f"use a value in [{lo:g}, {hi:g}]")
-
-
 @dataclass(frozen=True, slots=True)
 class CpuSpec:
     """A CPU system and the training implementation that runs on it (see the module docstring)."""
@@ -175,7 +149,7 @@ class CpuSpec:
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        _check_numbers(self.name, self, CPU_FIELDS)
+        check_numbers(repr(self.name), self, CPU_FIELDS)
         for t in CPU_TEXT_FIELDS:
             if getattr(self, t.name) not in t.choices:
                 raise unknown(f"{t.section}.{t.key}", str(getattr(self, t.name)), t.choices)
@@ -217,7 +191,7 @@ class GpuSpec:
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        _check_numbers(self.name, self, GPU_FIELDS)
+        check_numbers(repr(self.name), self, GPU_FIELDS)
 
     def replace(self, **changes: Any) -> GpuSpec:
         return dataclasses.replace(self, **changes)

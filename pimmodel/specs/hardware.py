@@ -49,6 +49,21 @@ def _f(name: str, section: str, key: str, scale: float, low: float, high: float,
                  default_note or "reproduces the pricing from before this constant")
 
 
+def check_numbers(label: str, record: Any, fields: tuple[Field, ...]) -> None:
+    """Every numeric field of a spec record is a number, whole where it must be, and inside its range; the
+    first that is not is a one-line SpecError starting with ``label`` (hardware and the CPU/GPU baselines)."""
+    for f in fields:
+        value = getattr(record, f.name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SpecError(f"{label}: {f.section}.{f.key} must be a number, got {value!r}")
+        if f.integer and int(value) != value:
+            raise SpecError(f"{label}: {f.section}.{f.key} must be a whole number, got {value}")
+        if not f.low <= value <= f.high:
+            lo, hi = f.low / f.scale, f.high / f.scale
+            raise SpecError(f"{label}: {f.section}.{f.key} = {value / f.scale:g} is out of range; "
+                            f"use a value in [{lo:g}, {hi:g}]")
+
+
 FIELDS: tuple[Field, ...] = (
     # --- DPU organisation and pipeline
     _f("dpu_clock_hz", "dpu", "clock_mhz", 1e6, 1e6, 1e11, doc="DPU clock"),
@@ -212,16 +227,7 @@ class HardwareSpec:
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        for f in FIELDS:
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise SpecError(f"hardware {self.name!r}: {f.section}.{f.key} must be a number, got {value!r}")
-            if f.integer and int(value) != value:
-                raise SpecError(f"hardware {self.name!r}: {f.section}.{f.key} must be a whole number, got {value}")
-            if not f.low <= value <= f.high:
-                lo, hi = f.low / f.scale, f.high / f.scale
-                raise SpecError(f"hardware {self.name!r}: {f.section}.{f.key} = {value / f.scale:g} is out of "
-                                f"range; use a value in [{lo:g}, {hi:g}]")
+        check_numbers(f"hardware {self.name!r}", self, FIELDS)
         if self.link_topology not in TOPOLOGIES:
             raise unknown("interconnect topology", self.link_topology, TOPOLOGIES)
         if self.dma_min_bytes > self.dma_max_bytes:

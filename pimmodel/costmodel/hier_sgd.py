@@ -20,9 +20,9 @@ import sympy
 from .. import primitives as P
 from ..kernels.study import PROFILE as K
 from ..kernels.vocabulary import HostCall, LinkOp
-from .common import HW, WL, EquationSet, bias_calls, dpu_sections, host_reduce, host_threads, model_bytes
+from .common import HW, WL, EquationSet, dpu_sections, host_reduce, host_threads, model_bytes
 from .interconnect import cross_rank_aggregate_s, dpu_exchange_section
-from .ma_sgd import averaging
+from .ma_sgd import averaging, model_pulls
 from .terms import Terms
 
 
@@ -53,7 +53,6 @@ def _through_host(t: Terms, model: str, layout: str, kernels: str, rounds: sympy
                   ) -> EquationSet:
     sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=True, admm=False, kernels=kernels)
-    pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
     in_rank = rounds - global_rounds
     push = [HostCall("w", model_bytes(layout), to_pim=True, calls=in_rank),
             HostCall("w", model_bytes(layout), to_pim=True, mode="identical", calls=global_rounds)]
@@ -63,5 +62,5 @@ def _through_host(t: Terms, model: str, layout: str, kernels: str, rounds: sympy
     average = t.define("t_average", host_reduce(K.ma_host_passes, 4, layout),
                        "host: average the N local models per rank or all together (one pass over N x d int32, "
                        "threads created and joined)")
-    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=tuple(pull),
+    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=model_pulls(layout),
                        epoch_calls=tuple(push), host_aggregate_s=rounds * average)

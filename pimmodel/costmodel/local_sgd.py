@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import sympy
 
-from ..kernels.study import PROFILE as K
-from ..kernels.vocabulary import HostCall
-from .common import WL, EquationSet, bias_calls, dpu_sections, host_reduce, model_bytes
-from .ma_sgd import averaging
+from .common import WL, EquationSet, dpu_sections
+from .ma_sgd import averaging, host_average
 from .terms import Terms
 
 
@@ -27,10 +25,6 @@ def equations(model: str, layout: str, kernels: str = "study", topology: str = "
                       "then one average (the epoch's last round may be shorter)")
     sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=steps, launches=rounds,
                             update=True, admm=False, kernels=kernels)
-    push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
-            *bias_calls(layout, to_pim=True, mode="identical")]
-    pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
-    average = t.define("t_average", host_reduce(K.ma_host_passes, 4, layout),
-                       "host: average the N local models (one pass over N x d int32, threads created and joined)")
-    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=(*push, *pull),
+    calls, average = host_average(t, layout)
+    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=calls,
                        host_aggregate_s=rounds * average, exchange=averaging(layout))

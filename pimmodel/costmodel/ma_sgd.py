@@ -24,13 +24,24 @@ def equations(model: str, layout: str, kernels: str = "study", topology: str = "
                       "one launch) per round; the largest shard's last batch may be partial")
     sections = dpu_sections(t, model, layout, samples=WL.rows_per_dpu, steps=rounds, launches=rounds,
                             update=True, admm=False, kernels=kernels)
-    push = [HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
-            *bias_calls(layout, to_pim=True, mode="identical")]
-    pull = [HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False)]
+    calls, average = host_average(t, layout)
+    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=calls,
+                       host_aggregate_s=rounds * average, exchange=averaging(layout))
+
+
+def model_pulls(layout: str) -> tuple[HostCall, ...]:
+    """The host pulls every DPU's local model (and, dense, its int64 bias)."""
+    return (HostCall("w", model_bytes(layout), to_pim=False), *bias_calls(layout, to_pim=False))
+
+
+def host_average(t: Terms, layout: str) -> tuple[tuple[HostCall, ...], sympy.Expr]:
+    """One round of averaging through the host (MA-SGD, local SGD): push the global model (and bias) as one
+    buffer for all DPUs, pull every local model, and the host's averaging time (defined as ``t_average``)."""
+    push = (HostCall("w", model_bytes(layout), to_pim=True, mode="identical"),
+            *bias_calls(layout, to_pim=True, mode="identical"))
     average = t.define("t_average", host_reduce(K.ma_host_passes, 4, layout),
                        "host: average the N local models (one pass over N x d int32, threads created and joined)")
-    return EquationSet(t, sections, rounds=rounds, launches=rounds, calls_per_round=(*push, *pull),
-                       host_aggregate_s=rounds * average, exchange=averaging(layout))
+    return (*push, *model_pulls(layout)), average
 
 
 def averaging(layout: str) -> Exchange:

@@ -51,8 +51,7 @@ def compare_command(
                                               "of two up to the spec's DPUs, or the batch x 1/4..8).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the metric-over-time and break-even figure "
                                               "(.png/.svg/.pdf).")] = None,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="Calibration file (default: shipped).")]
-    = None,
+    calibration: O.Calibration = None,
     json: O.Json = False,
 ) -> None:
     """Is PIM faster than the CPU or GPU for this training job, and when?

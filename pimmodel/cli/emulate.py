@@ -81,7 +81,7 @@ def emulate_command(
                                          "ones).")] = "synthetic-yfcc",
     dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 64,
     model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
-    optimizer: Annotated[str, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}.")] = "ma-sgd",
+    optimizer: O.Optimizer = "ma-sgd",
     epochs: Annotated[int, typer.Option("--epochs", help="Global epochs (the study trains 10).")] = 10,
     samples_per_dpu: Annotated[int, typer.Option("--samples-per-dpu", help="Synthetic rows per DPU.")] = 512,
     features: Annotated[int | None, typer.Option("--features", help="Synthetic features (default 4,096 dense, "

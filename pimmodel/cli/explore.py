@@ -131,7 +131,7 @@ def sensitivity_command(
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
-    optimizer: Annotated[str, typer.Option("--optimizer", help="ma-sgd, ga-sgd or admm.")] = "ma-sgd",
+    optimizer: O.Optimizer = "ma-sgd",
     dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 2048,
     tasklets: O.Tasklets = 16,
     scaling: O.Scaling = "weak",
@@ -142,8 +142,7 @@ def sensitivity_command(
     nonzeros: O.Nonzeros = None,
     rows_per_dpu: O.RowsPerDpu = None,
     layout: O.Layout = None,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="Calibration file (default: the "
-                                                     "shipped one; 'defaults' = unfitted).")] = None,
+    calibration: O.Calibration = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Parameters listed.")] = 12,
     json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -41,6 +42,9 @@ Nonzeros = Annotated[int | None, typer.Option("--nonzeros", help="Custom dataset
 RowsPerDpu = Annotated[int | None, typer.Option("--rows-per-dpu", help="Custom dataset: rows per DPU (weak).")]
 Layout = Annotated[str | None, typer.Option("--layout", help="Custom dataset: dense or sparse.")]
 OPTIMIZER_HELP = ", ".join(OPTIMIZERS)
+Optimizer = Annotated[str, typer.Option("--optimizer", help=f"{OPTIMIZER_HELP}.")]
+Calibration = Annotated[Path | None, typer.Option("--calibration", help="Calibration file from `pimmodel calibrate` "
+                                                  "(default: the shipped one; 'defaults' = unfitted).")]
 SYNC_DEFAULTS = ", ".join(f"{n} {i.default_sync_every}" for n, i in REGISTRY.items() if "sync_every" in i.takes)
 SyncEvery = Annotated[int | None, typer.Option("--sync-every", help="H: local steps between two global averages "
                                                f"(local-sgd, hier-sgd; default: {SYNC_DEFAULTS}).")]

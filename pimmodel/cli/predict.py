@@ -55,8 +55,6 @@ def _write_output(output: Path | None, records: list[dict], prov: dict[str, Any]
         typer.echo(f"records written to {output}", err=True)
 
 
-Calibration = Annotated[Path | None, typer.Option("--calibration", help="Calibration file from `pimmodel calibrate` "
-                                                  "(default: the shipped one; 'defaults' = unfitted).")]
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write the records to a file: .csv (one "
                                              "row per record, nested fields as columns such as "
                                              "per_epoch_s.dpu_compute), .json (as --json prints) or .parquet "
@@ -81,7 +79,7 @@ def predict_command(
     nonzeros: O.Nonzeros = None,
     rows_per_dpu: O.RowsPerDpu = None,
     layout: O.Layout = None,
-    calibration: Calibration = None,
+    calibration: O.Calibration = None,
     interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
                                            "calibration's coefficient covariance.")] = False,
     sync_every: O.SyncEvery = None,
@@ -128,7 +126,7 @@ def _scaling_metrics(records: list[dict]) -> list[dict[str, float]]:
 
 
 def scale_command(
-    optimizer: Annotated[str, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}.")] = "ma-sgd",
+    optimizer: O.Optimizer = "ma-sgd",
     dpus: Annotated[str, typer.Option("--dpus", help="Comma-separated DPU counts.")] = "256,512,1024,2048",
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
@@ -145,7 +143,7 @@ def scale_command(
     layout: O.Layout = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count "
                                               "(.png/.svg/.pdf).")] = None,
-    calibration: Calibration = None,
+    calibration: O.Calibration = None,
     sync_every: O.SyncEvery = None,
     output: Output = None,
     json: O.Json = False,
@@ -187,7 +185,7 @@ def scale_command(
 
 
 def equations_command(
-    optimizer: Annotated[str, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}.")] = "ma-sgd",
+    optimizer: O.Optimizer = "ma-sgd",
     model: O.Model = "lr",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     topology: Annotated[str | None, typer.Option("--topology", help="Direct inter-DPU links: none (UPMEM), in-rank, "

@@ -19,8 +19,7 @@ Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups (re
 def validate_command(
     hardware: O.Hardware = "upmem-2556",
     group: Groups = "hardware,published,emulator,finding",
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="Calibration file (default: the "
-                                                     "shipped one; 'defaults' = unfitted).")] = None,
+    calibration: O.Calibration = None,
     failures_only: Annotated[bool, typer.Option("--failures", help="Show only the failing cases.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write predicted vs reference (log-log, with the "
                                               "tolerance band) to a .png/.svg/.pdf file.")] = None,

@@ -24,7 +24,7 @@ from optuna.trial import FrozenTrial, TrialState
 from .objective import Evaluator
 from .space import OBJECTIVE_UNITS, Parameter, StudySpec, objective_label
 from .storage import locate
-from .study import constraints_of, is_feasible, stored_trials
+from .study import constraints_of, is_feasible, quiet_optuna, stored_trials
 
 BEST_SINGLE = 10
 """Designs listed for a single-objective study."""
@@ -99,6 +99,12 @@ def _target(k: int, direction: str) -> Callable[[FrozenTrial], float]:
 def summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None = None,
               trials: Sequence[FrozenTrial] | None = None) -> dict[str, Any]:
     """The study record (what ``pimmodel explore --json`` prints)."""
+    with quiet_optuna():
+        return _summarize(spec, storage_url, evaluator, trials)
+
+
+def _summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None,
+               trials: Sequence[FrozenTrial] | None) -> dict[str, Any]:
     trials = stored_trials(spec, storage_url) if trials is None else trials
     evaluator = evaluator or Evaluator(spec)
     base = evaluator.evaluate([{}])
@@ -122,6 +128,7 @@ def summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None = N
                                          strict=True))},
         "importances": importances(spec, trials),
         "dashboard": location.dashboard_command(),
+        "optuna": location.optuna_command(spec.name),
     }
 
 

@@ -200,9 +200,9 @@ def _sqlite_problem(path: Path) -> str | None:
     return f"{path} is not a SQLite database"
 
 
-def _torn_tail(path: Path) -> int | None:
-    """Where a torn last record of the journal starts (None: the file ends with a whole record). A tail that
-    is not the start of a record is not torn: it is refused by the reader instead of being cut off."""
+def _torn_tail(path: Path) -> tuple[int, bool] | None:
+    """Where an unfinished last line of the journal starts, and whether it is a torn record (the start of one);
+    None when the file ends with a whole line."""
     size = path.stat().st_size
     if size == 0:
         return None
@@ -221,7 +221,7 @@ def _torn_tail(path: Path) -> int | None:
             end = start
         f.seek(end)
         tail = f.read(len(RECORD_START))
-    return end if tail.startswith(RECORD_START) or RECORD_START.startswith(tail) else None
+    return end, tail.startswith(RECORD_START) or RECORD_START.startswith(tail)
 
 
 def open_storage(url: str, must_exist: bool = False) -> optuna.storages.BaseStorage:
@@ -249,7 +249,12 @@ def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStor
             raise StudyError(f"storage {location.shown} is not an Optuna journal file ({_reason(exc)}); the file "
                              "was not changed; give another file") from None
         if writing:
-            _drop_torn_record(location)
+            tail = _torn_tail(location.path)
+            if tail is not None and not tail[1]:
+                raise StudyError(f"storage {location.shown}: its last line is not a journal record (a record "
+                                 "would be glued to it); the file was not changed; give another file")
+            if tail is not None:
+                _drop_torn_record(location)
     return storage
 
 
@@ -259,13 +264,12 @@ def _drop_torn_record(location: Location) -> None:
     written, and a later append would otherwise glue a record to it and make the file unreadable."""
     path = location.path
     assert path is not None
-    if _torn_tail(path) is None:
-        return
     lock = PidLock(str(path))
     lock.acquire()
     try:
-        end = _torn_tail(path)
-        if end is not None:
+        tail = _torn_tail(path)
+        if tail is not None and tail[1]:
+            end = tail[0]
             cut = path.stat().st_size - end
             with path.open("r+b") as f:
                 f.truncate(end)

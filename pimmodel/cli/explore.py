@@ -75,7 +75,7 @@ def explore_command(
 
         check_output(output)
     spec = load_study(path)
-    url = storage or DEFAULT_STORAGE
+    url = DEFAULT_STORAGE if storage is None else storage
     locate(url)
     seed = spec.seed if seed is None else seed
     from ..api import provenance

@@ -28,8 +28,8 @@ def test_storage_arguments_as_optuna_and_the_dashboard_take_them(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     for journal in ("s.log", "journal://s.log", str(tmp_path / "s.log"), f"journal://{tmp_path / 's.log'}"):
         where = locate(journal)
-        assert (where.kind, where.path, where.shown, where.argument) == ("journal", tmp_path / "s.log",
-                                                                         str(tmp_path / "s.log"), str(tmp_path / "s.log"))
+        file = str(tmp_path / "s.log")
+        assert (where.kind, where.path, where.shown, where.argument) == ("journal", tmp_path / "s.log", file, file)
     assert locate("journal:///srv/s.log").path == Path("/srv/s.log")
     assert locate("sqlite:///s.db").path == tmp_path / "s.db"
     assert locate("sqlite:////srv/s.db").shown == "sqlite:////srv/s.db"

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import CliResult, cli
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", "emulate", *args], capture_output=True, text=True,
-                          timeout=300)
+def run(*args: str) -> CliResult:
+    return cli("emulate", *args)
 
 
 def _svmlight(path: Path, value: float, rows: int = 80) -> Path:

@@ -108,11 +108,38 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_print_
 _register_all()
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print one line to stderr and exit (the CLI's only error path)."""
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
+def fail(message: str, code: int = 2, at_once: bool = False) -> None:
+    """Print one line to stderr and exit (the CLI's only error path). ``at_once`` (explore after Ctrl-C: every
+    trial counted is stored and every worker stopped): the installed script skips the interpreter's teardown,
+    which takes seconds once sympy's caches are loaded."""
     first = " ".join(str(message).split())
     typer.echo(f"error: {first}", err=True)
+    if at_once and _own_process():
+        import gc
+        import logging
+        import traceback
+
+        interrupted = sys.exc_info()[2]
+        if interrupted is not None:
+            traceback.clear_frames(interrupted)  # the frames the interrupt left hold the stopped workers' queues
+        gc.collect()  # finalizes those queues and locks: their semaphores are released
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     raise SystemExit(code)
+
+
+def _own_process() -> bool:
+    """Whether stdout and stderr are this process's own (the console script), not a test runner's capture."""
+    try:
+        return sys.stdout.fileno() == 1 and sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def main() -> None:
@@ -123,7 +150,7 @@ def main() -> None:
     except PimModelError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        fail("interrupted; nothing was written", 130)
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None

@@ -194,16 +194,20 @@ def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | No
         try:
             result = run_workers(spec, url, trials, timeout, seed, workers, progress, resume_anyway, stop, opened,
                                  provenance)
+            stored[0] = result.added
+            lines.done = result.added
+            if result.interrupted:
+                lines.outcome = "interrupted"
         except KeyboardInterrupt:  # before the first trial (opening the study, compiling the equations)
             from .app import fail
 
             fail(f"interrupted; {stored[0]:,} new trials stored in {shown[0]}; re-run the same command to resume",
-                 130)
+                 130, at_once=True)
     if result.interrupted:
         from .app import fail
 
         fail(f"interrupted; {result.added:,} new trials stored in {result.storage}; re-run the same command to "
-             "resume", 130)
+             "resume", 130, at_once=True)
     return result
 
 

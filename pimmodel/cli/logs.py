@@ -119,6 +119,8 @@ class ProgressLog:
         self.interval = interval_s()
         self.start = time.monotonic()
         self.done = 0
+        self.outcome = "done"
+        """The last line's first word: what the caller says happened ("done", "interrupted")."""
         self._written_at = self.start
         self._next_step = 1
         self._lock = threading.Lock()
@@ -137,7 +139,7 @@ class ProgressLog:
         if self._timer is not None:
             self._timer.join(timeout=1)
         if kind is None:
-            self._write("done")
+            self._write(self.outcome)
 
     def update(self, done: int) -> None:
         with self._lock:

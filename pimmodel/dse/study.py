@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -55,7 +56,8 @@ RUN_KEY = "run:"
 """Study user attributes ``run:TAG``: the provenance of each run that wrote trials (a trial's ``worker``
 user attribute is its TAG); ``provenance`` is the run that created the study."""
 STOP_GRACE_S = 1.0
-"""After a stop request, how long worker processes get to finish the trial they write before they are ended."""
+"""After Ctrl-C, how long worker processes (sent SIGTERM: they stop after the trial they write) get to end before
+they are killed."""
 WARM_POINTS = 4096
 """At most this many design points compile every configuration a search can reach before workers start."""
 
@@ -425,12 +427,17 @@ def _worker(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | N
 
     try:
         with StopRequest(signal.SIGTERM, also=parent_says_stop) as request:
-            run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, request, provenance=provenance)
+            result = run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, request,
+                         provenance=provenance)
     except PimModelError as exc:
         errors.put(str(exc))
         raise SystemExit(2) from None
     except KeyboardInterrupt:  # SIGTERM while the study was opening: nothing of this worker's is stored
-        raise SystemExit(0) from None
+        result = None
+    if result is None or result.interrupted:  # every write is whole: end now, not after the interpreter's teardown
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
@@ -469,7 +476,7 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
         interrupted = True
     finally:
         halt.set()
-        _stop(procs)
+        _stop(procs, at_once=interrupted)
     messages = []
     while not errors.empty():
         messages.append(errors.get())
@@ -482,17 +489,19 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
     return RunResult(spec.name, study.location.shown, stored.value, time.perf_counter() - start, interrupted)
 
 
-def _stop(procs: Sequence[multiprocessing.process.BaseProcess]) -> None:
-    """Wait ``STOP_GRACE_S`` for the workers (told to stop) to end; then SIGTERM, which a worker takes as a stop
-    after the trial it writes; then SIGKILL for any still there half a second later."""
-    deadline = time.monotonic() + STOP_GRACE_S
-    for p in procs:
-        if p.pid is not None:
-            p.join(timeout=max(0.0, deadline - time.monotonic()))
+def _stop(procs: Sequence[multiprocessing.process.BaseProcess], at_once: bool) -> None:
+    """End the workers (told to stop by the event): ``at_once`` (Ctrl-C) by SIGTERM, which a worker takes as a
+    stop after the trial it writes, else after ``STOP_GRACE_S`` of waiting; SIGKILL for any still there
+    ``STOP_GRACE_S`` later."""
+    if not at_once:
+        deadline = time.monotonic() + STOP_GRACE_S
+        for p in procs:
+            if p.pid is not None:
+                p.join(timeout=max(0.0, deadline - time.monotonic()))
     for p in procs:
         if p.pid is not None and p.is_alive():
             p.terminate()
-    deadline = time.monotonic() + 0.5
+    deadline = time.monotonic() + STOP_GRACE_S
     for p in procs:
         if p.pid is not None:
             p.join(timeout=max(0.0, deadline - time.monotonic()))

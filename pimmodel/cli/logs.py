@@ -1,7 +1,7 @@
 """Logging for batch jobs: pimmodel's modules log to the ``pimmodel`` logger and never configure it; the CLI sends
 it to stderr and, with ``--log-file``, to a file. ``-q`` keeps warnings and errors only, ``-v`` adds debug lines.
 
-Progress of long commands goes to the ``pimmodel.progress`` logger as one line per ``PROGRESS_STEP`` of the work
+Progress of long commands goes to the ``pimmodel.progress`` logger as one line per tenth (``STEPS``) of the work
 or per ``interval_s()`` seconds (whichever comes first; a quiet stretch still gets a line a minute), saying what
 is done and what is left. On a terminal rich's progress bars show it instead, so those lines go to the log file
 only; without a terminal (a Slurm job, a pipe) they go to stderr too.
@@ -25,7 +25,7 @@ PROGRESS = "pimmodel.progress"
 INTERVAL_ENV = "PIMMODEL_LOG_INTERVAL_S"
 """Seconds between two progress lines at most (default ``INTERVAL_S``)."""
 INTERVAL_S = 60.0
-PROGRESS_STEP = 0.1
+STEPS = 10
 """A progress line at least every tenth of the work."""
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -144,7 +144,7 @@ class ProgressLog:
     def update(self, done: int) -> None:
         with self._lock:
             self.done = done
-            step = self.total and int(done / self.total / PROGRESS_STEP)
+            step = self.total and done * STEPS // self.total
         if step and step >= self._next_step:
             self._next_step = step + 1
             self._write()

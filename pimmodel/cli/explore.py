@@ -102,12 +102,16 @@ def _serve(spec: Any, url: str, port: int, quiet: bool) -> None:
     if not quiet:
         typer.echo(f"optuna-dashboard on {location.shown}: http://127.0.0.1:{port}/dashboard/ (Ctrl-C stops it; "
                    f"the same: {location.dashboard_command()} --port {port})", err=True)
-    with O.on_interrupt(lambda: "the dashboard stopped; the study is unchanged"):
+    stopped = "the dashboard stopped; the study is unchanged"
+    with O.on_interrupt(lambda: stopped):
         try:
             dashboard.run_server(storage, host="127.0.0.1", port=port)
         except OSError as exc:
             raise StudyError(f"--port {port}: cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); choose "
                              "another port with --port N") from None
+    from .app import fail
+
+    fail(f"interrupted; {stopped}", 130)  # the server (bottle) returns when it takes the Ctrl-C itself
 
 
 def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | None, workers: int,

@@ -89,8 +89,9 @@ def predict_command(
     """Predict the time per epoch of each phase, its share, the total and the bottleneck.
 
     Run bare, it compares MA-SGD, GA-SGD and ADMM for LR on YFCC100M-HNfc6 at 2,048 DPUs (weak scaling)
-    on the upmem-2556 system. --json prints {"provenance": {"version", "hardware", "hardware_sha256",
-    "calibration", "calibration_sha256", "seed"}, "points": a list of records}.
+    on the upmem-2556 system. --json prints {"provenance": {"version", "git_commit", "git_dirty", "hardware",
+    "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
+    records}.
     """
     _check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)

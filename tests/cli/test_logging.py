@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -21,24 +22,45 @@ SMALL = str(ROOT / "tests" / "dse" / "small.toml")
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (INFO|WARNING|DEBUG|ERROR) ")
 
 
+@pytest.fixture
+def progress_lines() -> Iterator[list[str]]:
+    """The progress logger's lines (a handler of its own: the CLI's configuration, made by earlier in-process
+    commands, stops them from reaching the root logger)."""
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("pimmodel.progress")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def test_a_quiet_stretch_still_gets_a_line_per_interval(monkeypatch: pytest.MonkeyPatch,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+                                                        progress_lines: list[str]) -> None:
     monkeypatch.setenv("PIMMODEL_LOG_INTERVAL_S", "0.2")
-    with caplog.at_level(logging.INFO, logger="pimmodel.progress"), ProgressLog("job", 10) as lines:
+    with ProgressLog("job", 10) as lines:
         lines.update(0)
         time.sleep(1.3)  # a batch that takes longer than the interval: the timer writes the state
         lines.update(3)
-    texts = [r.getMessage() for r in caplog.records if r.name == "pimmodel.progress"]
+    texts = progress_lines
     assert texts[0] == "job: started (10 to do)" and texts[-1].startswith("job: done: 3 of 10 done (30%), 7 left")
     assert sum("0 of 10 done" in t for t in texts) >= 3
 
 
-def test_progress_steps_are_tenths(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="pimmodel.progress"), ProgressLog("job", 1000) as lines:
+def test_progress_steps_are_tenths(progress_lines: list[str]) -> None:
+    with ProgressLog("job", 1000) as lines:
         for done in range(0, 1001, 50):
             lines.update(done)
-    shown = [int(m.group(1).replace(",", "")) for r in caplog.records
-             if (m := re.search(r": ([\d,]+) of 1,000 done", r.getMessage()))]
+    shown = [int(m.group(1).replace(",", "")) for line in progress_lines
+             if (m := re.search(r": ([\d,]+) of 1,000 done", line))]
     assert shown == [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000]  # the tenths, then "done"
 
 

@@ -64,6 +64,7 @@ def test_progress_steps_are_tenths(progress_lines: list[str]) -> None:
     assert shown == [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000]  # the tenths, then "done"
 
 
+@pytest.mark.slow
 def test_quiet_and_log_file_anywhere_on_the_line(tmp_path: Path) -> None:
     log = tmp_path / "run.log"
     quiet = cli("explore", SMALL, "--trials", "20", "--storage", str(tmp_path / "s.log"), "-q", "--log-file",

@@ -30,7 +30,7 @@ from .calibration.result import DEFAULTS_NAME, SHIPPED_PATH, CalibrationResult, 
 from .costmodel import Prediction
 from .costmodel import predict as _predict
 from .specs import DEFAULT_HARDWARE, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
-from .version import __version__
+from .version import environment
 
 HardwareLike = HardwareSpec | str | Path
 CalibrationLike = CalibrationResult | str | Path | None
@@ -65,10 +65,12 @@ def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWA
 # ---------------------------------------------------------------- provenance
 @dataclass(frozen=True)
 class Provenance:
-    """What a record was computed with, so that a number can be traced and reproduced: the package version,
-    the hardware spec and the calibration (each by name and the first ``HASH_DIGITS`` hex digits of a sha256:
-    a spec's of its canonical TOML, a calibration's of its file, or of its canonical JSON when it is not a
-    file), and the seed. Fields that do not apply to a record are None."""
+    """What a record was computed with, so that a number can be traced and reproduced: the package version with
+    its git commit and dirty flag (``version.full_version``), the hardware spec and the calibration (each by name
+    and the first ``HASH_DIGITS`` hex digits of a sha256: a spec's of its canonical TOML, a calibration's of its
+    file, or of its canonical JSON when it is not a file), the seed, the versions of the libraries the numbers
+    depend on (numpy, scipy, sympy, optuna, Python) and the command line. Fields that do not apply to a record
+    are None."""
 
     version: str
     hardware: str | None = None
@@ -76,10 +78,16 @@ class Provenance:
     calibration: str | None = None
     calibration_sha256: str | None = None
     seed: int | None = None
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    libraries: Mapping[str, str | None] = field(default_factory=dict)
+    command: str | None = None
 
     def to_record(self) -> dict[str, Any]:
-        return {"version": self.version, "hardware": self.hardware, "hardware_sha256": self.hardware_sha256,
-                "calibration": self.calibration, "calibration_sha256": self.calibration_sha256, "seed": self.seed}
+        return {"version": self.version, "git_commit": self.git_commit, "git_dirty": self.git_dirty,
+                "hardware": self.hardware, "hardware_sha256": self.hardware_sha256, "calibration": self.calibration,
+                "calibration_sha256": self.calibration_sha256, "seed": self.seed, "libraries": dict(self.libraries),
+                "command": self.command}
 
 
 _NO_CALIBRATION: Any = object()
@@ -93,8 +101,9 @@ def provenance(hardware: HardwareLike | None = None, calibration: CalibrationLik
     cal_name = cal_hash = None
     if calibration is not _NO_CALIBRATION:
         cal_name, cal_hash = load_calibration(calibration).label, calibration_hash(calibration)
-    return Provenance(__version__, None if hw is None else hw.name, None if hw is None else spec_hash(hw),
-                      cal_name, cal_hash, seed)
+    env = environment()
+    return Provenance(env["version"], None if hw is None else hw.name, None if hw is None else spec_hash(hw),
+                      cal_name, cal_hash, seed, env["git_commit"], env["git_dirty"], env["libraries"], env["command"])
 
 
 def spec_hash(hardware: HardwareLike) -> str:

@@ -19,10 +19,14 @@ import support
 from support import CliResult
 
 import pimmodel
+import pimmodel.version
 from pimmodel.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
-PROVENANCE_KEYS = {"version", "hardware", "hardware_sha256", "calibration", "calibration_sha256", "seed"}
+PROVENANCE_KEYS = {"version", "git_commit", "git_dirty", "hardware", "hardware_sha256", "calibration",
+                   "calibration_sha256", "seed", "libraries", "command"}
+VERSION = pimmodel.version.full_version()
+"""The version with the git commit and dirty flag (``0.1.0+g649ad7f.dirty``)."""
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -87,7 +91,7 @@ def test_output_csv_and_json_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
             assert float(row[f"per_epoch_s.{phase}"]) == pytest.approx(seconds, rel=1e-12)
         assert int(row["dpus"]) == point["dpus"] and row["bottleneck"] == point["bottleneck"]
         assert row["provenance.hardware_sha256"] == printed["provenance"]["hardware_sha256"]
-        assert row["provenance.version"] == pimmodel.__version__
+        assert row["provenance.version"] == VERSION and row["provenance.libraries.numpy"]
 
 
 def test_scale_output_has_one_row_per_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +176,8 @@ def test_bad_plot_name_is_one_line(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- version and provenance
 def test_version_is_single_sourced() -> None:
     p = run("--version")
-    assert p.returncode == 0 and p.stdout == f"pimmodel {pimmodel.__version__}\n"
+    assert p.returncode == 0 and p.stdout == f"pimmodel {VERSION}\n"
+    assert VERSION.startswith(pimmodel.__version__)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" in project["project"]["dynamic"] and "version" not in project["project"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pimmodel.version.__version__"}
@@ -182,9 +187,9 @@ def test_predict_and_equations_json_carry_provenance(capsys: pytest.CaptureFixtu
     record = json.loads(cli(capsys, "predict", "--calibration", "defaults", "--json"))
     prov = record["provenance"]
     assert set(prov) == PROVENANCE_KEYS
-    assert prov["version"] == pimmodel.__version__ and prov["hardware"] == "upmem-2556"
+    assert prov["version"] == VERSION and prov["hardware"] == "upmem-2556"
     assert prov["calibration"] == "defaults" and len(prov["hardware_sha256"]) == 12
-    assert json.loads(cli(capsys, "equations", "--json"))["provenance"]["version"] == pimmodel.__version__
+    assert json.loads(cli(capsys, "equations", "--json"))["provenance"]["version"] == VERSION
     shown = json.loads(cli(capsys, "specs", "show", "upmem-640", "--json"))["provenance"]
     assert shown["hardware"] == "upmem-640" and shown["calibration"] is None
 
@@ -200,7 +205,7 @@ def test_emulate_json_carries_provenance_with_the_seed() -> None:
             "--json")
     assert p.returncode == 0, p.stderr
     prov = json.loads(p.stdout)["provenance"]
-    assert set(prov) == PROVENANCE_KEYS and prov["seed"] == 7 and prov["version"] == pimmodel.__version__
+    assert set(prov) == PROVENANCE_KEYS and prov["seed"] == 7 and prov["version"] == VERSION
     assert prov["calibration_sha256"] == pimmodel.provenance(calibration=None).calibration_sha256
 
 
@@ -251,3 +256,53 @@ def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
     kept.chmod(0o640)
     write_text(kept, "new")
     assert kept.stat().st_mode & 0o777 == 0o640 and kept.read_text() == "new"
+
+
+def test_version_names_the_commit_and_local_edits(tmp_path: Path) -> None:
+    """A checkout with local edits no longer reports a bare 0.1.0: the commit and a dirty flag come from git here,
+    and from the record a wheel build writes (setup.py) where there is no git."""
+    from pimmodel.version import git_of, git_state
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    git_state.cache_clear()  # HEAD may have moved since this process first asked
+    commit, dirty = git_state()
+    version = pimmodel.version.full_version()
+    assert commit == head.stdout.strip() and version.startswith(f"{pimmodel.__version__}+g{commit[:7]}")
+    assert version.endswith(".dirty") == dirty
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "f.txt").write_text("a")
+    subprocess.run([*git, "add", "f.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    clean = git_of(repo)
+    (repo / "f.txt").write_text("b")
+    assert clean[1] is False and git_of(repo) == (clean[0], True)
+
+
+def test_dataframe_attrs_parquet_metadata_and_consistent_types(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    """CSV and Parquet agree on every column's type (the issue: 'chosen' NaN in one and '' in the other, whole
+    counts written as floats), and both carry the provenance: Parquet in its schema metadata too."""
+    pd = pytest.importorskip("pandas")
+    pq = pytest.importorskip("pyarrow.parquet")
+    printed = json.loads(cli(capsys, "predict", "--dpus", "100", "--json", "-o", str(tmp_path / "p.parquet")))
+    cli(capsys, "predict", "--dpus", "100", "-o", str(tmp_path / "p.csv"))
+    parquet = pd.read_parquet(tmp_path / "p.parquet")
+    text = pd.read_csv(tmp_path / "p.csv")
+    assert list(parquet.columns) == list(text.columns)
+    for column in ("dpus", "rounds_per_epoch", "epochs"):
+        assert str(parquet[column].dtype) == "Int64" and str(text[column].dtype) == "int64", column
+        assert (tmp_path / "p.csv").read_text().count(f",{printed['points'][0][column]}.0,") == 0
+    assert str(parquet["per_epoch_s.total"].dtype) == "float64"
+    assert str(parquet["provenance.git_dirty"].dtype) == "boolean"
+    chosen = [p.get("chosen") for p in printed["points"]]
+    assert [("" if c is None else "; ".join(c)) for c in chosen] == [
+        "" if pd.isna(v) else v for v in parquet["chosen"]] == ["" if pd.isna(v) else v for v in text["chosen"]]
+    meta = pq.read_schema(tmp_path / "p.parquet").metadata
+    assert json.loads(meta[b"pimmodel"])["provenance"] == printed["provenance"]
+    frame = pimmodel.to_dataframe(printed["points"])
+    assert str(frame["dpus"].dtype) == "Int64"

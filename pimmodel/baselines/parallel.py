@@ -18,6 +18,8 @@ import contextlib
 import multiprocessing as mp
 import os
 import queue
+import signal
+import threading
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
@@ -131,8 +133,14 @@ class Team:
                                          args=(rank, size, self.block, self._barrier, self._inboxes[rank],
                                                self._outbox))
                              for rank in range(size)]
-            for w in self._workers:
-                w.start()
+            main = threading.current_thread() is threading.main_thread()
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+            try:  # a terminal's Ctrl-C reaches the whole process group: only the parent takes it, and ends the team
+                for w in self._workers:
+                    w.start()
+            finally:
+                if main:
+                    signal.signal(signal.SIGINT, previous)
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -161,11 +169,15 @@ class Team:
             raise SpecError(f"measurement task {name!r} failed: {'; '.join(errors)}")
         return [results[r] for r in range(processes)]
 
-    def close(self) -> None:
+    def close(self, at_once: bool = False) -> None:
+        """Stop the workers: after their current task, or ``at_once`` (an interrupt) by SIGTERM, which ends a
+        worker without a word."""
         for box in self._inboxes:
             box.put(None)
         for w in self._workers:
-            w.join(timeout=10)
+            if at_once:
+                w.terminate()
+            w.join(timeout=1 if at_once else 10)
             if w.is_alive():
                 w.terminate()
                 w.join(timeout=5)
@@ -175,5 +187,5 @@ class Team:
     def __enter__(self) -> Team:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_exc: object) -> None:
+        self.close(at_once=kind is not None and issubclass(kind, KeyboardInterrupt))

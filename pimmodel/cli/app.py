@@ -1,7 +1,12 @@
 """The typer application, its command modules and its single error boundary.
 
 Each command module defines ``register(app)``; a module that is missing (a capability not built yet)
-is skipped. Every ``PimModelError`` becomes one line on stderr and exit code 2, never a traceback.
+is skipped. Every ``PimModelError`` becomes one line on stderr and exit code 2, never a traceback; Ctrl-C
+is one line and exit code 130.
+
+The application's own options (``-q``, ``-v``, ``--log-file``, ``--version``, shell completion) may stand
+anywhere on the command line (``pimmodel explore STUDY.toml -q`` is ``pimmodel -q explore STUDY.toml``).
+Help text is shown as written (no rich markup: ``pip install 'pimmodel[postgres]'`` keeps its brackets).
 """
 
 from __future__ import annotations
@@ -10,22 +15,57 @@ import errno
 import importlib
 import os
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from ..errors import PimModelError
 
 COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "baseline", "compare", "kernel",
                    "reproduce")
 
+FLAGS = ("-q", "--quiet", "-v", "--verbose", "-vv", "-vvv")
+VALUED = ("--log-file",)
+"""The application's options that may stand after the command (hoisted in front of it)."""
+
+
+class _Group(TyperGroup):
+    """The top-level group: the application's own options are taken wherever they stand, so that a batch
+    script can append ``-q`` or ``--log-file FILE`` to any command."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        front: list[str] = []
+        rest: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                rest += args[i:]
+                break
+            if arg in FLAGS or arg.startswith(tuple(f"{v}=" for v in VALUED)):
+                front.append(arg)
+            elif arg in VALUED and i + 1 < len(args):
+                front += [arg, args[i + 1]]
+                i += 1
+            else:
+                rest.append(arg)
+            i += 1
+        return list(super().parse_args(ctx, front + rest))
+
+
 app = typer.Typer(
     name="pimmodel",
+    cls=_Group,
     help="Predict, explain and explore distributed ML training (LR, SVM with MA-SGD, GA-SGD, ADMM) on "
-    "processing-in-memory hardware such as UPMEM. Every command takes --json for a machine-readable record.",
+    "processing-in-memory hardware such as UPMEM. Every command takes --json for a machine-readable record. "
+    "-q, -v and --log-file FILE may follow any command; $PIMMODEL_HARDWARE and $PIMMODEL_STORAGE set the "
+    "defaults of --hardware and --storage.",
     no_args_is_help=False,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -44,27 +84,62 @@ def _register_all() -> None:
 def _print_version(value: bool) -> None:
     if value:
         # lazy imports keep the CLI's cold start fast
-        from ..version import __version__
+        from ..version import full_version
 
-        typer.echo(f"pimmodel {__version__}")
+        typer.echo(f"pimmodel {full_version()}")
         raise typer.Exit()
 
 
 @app.callback()
 def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                                   help="Print pimmodel's version and exit.")] = False) -> None:
+                                                   help="Print pimmodel's version and exit.")] = False,
+             quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log warnings and errors only (no progress "
+                                                 "lines).")] = False,
+             verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Log debug lines too.")] = 0,
+             log_file: Annotated[Path | None, typer.Option("--log-file", help="Also append the log (progress lines "
+                                                           "included, with times) to this file.")] = None) -> None:
     # the application's own options; each command's are its own
-    pass
+    # lazy imports keep the CLI's cold start fast
+    from .logs import configure
+
+    configure(verbose, quiet, log_file)
 
 
 _register_all()
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print one line to stderr and exit (the CLI's only error path)."""
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
+def fail(message: str, code: int = 2, at_once: bool = False) -> None:
+    """Print one line to stderr and exit (the CLI's only error path). ``at_once`` (explore after Ctrl-C: every
+    trial counted is stored and every worker stopped): the installed script skips the interpreter's teardown,
+    which takes seconds once sympy's caches are loaded."""
     first = " ".join(str(message).split())
     typer.echo(f"error: {first}", err=True)
+    if at_once and _own_process():
+        import gc
+        import logging
+        import traceback
+
+        interrupted = sys.exc_info()[2]
+        if interrupted is not None:
+            traceback.clear_frames(interrupted)  # the frames the interrupt left hold the stopped workers' queues
+        gc.collect()  # finalizes those queues and locks: their semaphores are released
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     raise SystemExit(code)
+
+
+def _own_process() -> bool:
+    """Whether stdout and stderr are this process's own (the console script), not a test runner's capture."""
+    try:
+        return sys.stdout.fileno() == 1 and sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def main() -> None:
@@ -75,7 +150,7 @@ def main() -> None:
     except PimModelError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        fail("interrupted; nothing was written", 130)
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None

@@ -11,38 +11,41 @@ from . import options as O
 CPU_OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
 
 baseline_app = typer.Typer(help="CPU and GPU baselines of the PIM-Opt study: predict their epochs, and validate "
-                                "the CPU model by real training on this machine.", no_args_is_help=True)
+                                "the CPU model by real training on this machine.", no_args_is_help=True,
+                           rich_markup_mode=None)
 
 
 @baseline_app.command("measure")
 def measure_command(
     quick: Annotated[bool, typer.Option("--quick", help="Two small sizes, LR only, one pass (~15 s): a smoke "
                                         "test, not a validation.")] = False,
+    output: O.Output = None,
     json: O.Json = False,
 ) -> None:
     """Train MA-SGD, GA-SGD and ADMM (numpy, float32) for real with 1 and 2 processes at three data sizes,
     probe the machine's primitives, and print measured against predicted epoch for every case.
 
     --json prints {"machine": {...}, "cases": [{"optimizer", "model", "processes", "rows", "features",
-    "measured_s", "predicted_s", "rel_error", ...}], "summary": {...}}.
+    "measured_s", "predicted_s", "rel_error", ...}], "summary": {...}, "provenance"}.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..baselines.measure import run_measurement
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    O.check_output(output)
+    console = Console(stderr=True)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=True, disable=not console.is_terminal)
+    with O.on_interrupt(lambda: "nothing was written (baseline measure keeps no file)"), bar:
         task = bar.add_task("starting", total=None)
 
         def progress(message: str, done: int, total: int) -> None:
             bar.update(task, description=message, completed=done, total=total)
 
         record = run_measurement(quick=quick, progress=progress)
-    if json:
-        from ..report.json import emit
-
-        emit(record)
+    record["provenance"] = O.provenance()
+    if O.finish(record, output, "cases", json):
         return
     from ..baselines.tables import measure_table
     from ..report.tables import print_table
@@ -85,13 +88,14 @@ def predict_command(
                                                   "128).")] = None,
     data_on_gpu: Annotated[bool, typer.Option("--data-on-gpu", help="GPU: data set resident in GPU memory "
                                               "(must fit) instead of streamed every epoch.")] = False,
+    output: O.Output = None,
     json: O.Json = False,
 ) -> None:
     """Predict the time per epoch of each phase of the study's CPU or GPU baseline run.
 
     The defaults are the study's configurations (YFCC100M-HNfc6 or Criteo; CPU: 128 processes, batch 8 for
     MA-SGD and ADMM, 64 per process for GA-SGD (2,048 on Criteo); GPU: batch 4,096). --json prints
-    {"points": a list of records}.
+    {"points": a list of records, "provenance"}.
     """
     from ..errors import SpecError, unknown
 
@@ -106,11 +110,9 @@ def predict_command(
         if optimizer is not None and optimizer not in CPU_OPTIMIZERS:
             raise unknown("optimizer", optimizer, CPU_OPTIMIZERS)
         optimizers = [optimizer] if optimizer else list(CPU_OPTIMIZERS)
+    O.check_output(output)
     records = _predict_records(device, dataset, model, optimizers, spec, epochs, batch_size, processes, data_on_gpu)
-    if json:
-        from ..report.json import emit
-
-        emit({"points": records})
+    if O.finish({"points": records, "provenance": O.provenance()}, output, "points", json):
         return
     from ..baselines.tables import prediction_table
     from ..report.tables import print_table

@@ -55,6 +55,7 @@ def calibrate_command(
                                label=f"{output.name} ({design} design, seed {seed})", progress=advance)
         result.write(output)
     record = {"output": str(output), **result.to_json()}
+    record["provenance"] = {**record.get("provenance", {}), **O.provenance(hw, output, seed)}
     record.pop("design")
     if json:
         # lazy imports keep the CLI's cold start fast

@@ -52,6 +52,7 @@ def compare_command(
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the metric-over-time and break-even figure "
                                               "(.png/.svg/.pdf).")] = None,
     calibration: O.Calibration = None,
+    output: O.Output = None,
     json: O.Json = False,
 ) -> None:
     """Is PIM faster than the CPU or GPU for this training job, and when?
@@ -59,7 +60,8 @@ def compare_command(
     Time per epoch from the models (PIM cost model; the study's 128-process CPU baseline; its single-A100 GPU
     baseline, unvalidated), accuracy or AUC per epoch from training reduced stand-ins for real, "reaches X at
     T s" for every run, and the DPU count (or batch size) from which PIM's epoch is the shorter.
-    --json prints {"workload", "hardware", "metric", "target", "runs": [...], "break_even", "stand_in", "notes"}.
+    --json prints {"workload", "hardware", "metric", "target", "runs": [...], "break_even", "stand_in", "notes",
+    "provenance"}.
     """
     # lazy imports keep the CLI's cold start fast
     from rich.console import Console
@@ -87,6 +89,7 @@ def compare_command(
         from ..report.plots import check_plot_path
 
         check_plot_path(plot)
+    O.check_output(output)
     hw = O.hardware(hardware)
     ds = O.dataset_from_options(dataset, None, None, None, None)
     cpu_spec = None if cpu == NONE else load_cpu(cpu)
@@ -122,16 +125,14 @@ def compare_command(
         def say(text: str) -> None:
             bar.update(task, description=f"training the {text} stand-in (cached after the first time)")
 
-        result = compare(workloads, hw, cpu_spec, gpu_spec, stand_in, target, calibration, be, say)
-    record = result.to_record()
+        with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; nothing else was written"):
+            result = compare(workloads, hw, cpu_spec, gpu_spec, stand_in, target, calibration, be, say)
+    record = {**result.to_record(), "provenance": O.provenance(hw, calibration)}
     if plot is not None:
         from ..report.comparison import comparison_plot
 
         comparison_plot(record, plot)
-    if json:
-        from ..report.json import emit
-
-        emit(record)
+    if O.finish(record, output, "runs", json):
         return
     from ..report.comparison import break_even_table, runs_table
     from ..report.tables import print_table

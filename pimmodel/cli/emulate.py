@@ -112,9 +112,10 @@ def emulate_command(
     arithmetic: Annotated[str, typer.Option("--arithmetic", help="fixed (Q31, as the hardware) or "
                                             "float64.")] = "fixed",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic data, split and shuffle.")] = 0,
-    hardware: Annotated[str, typer.Option("--hardware", help="Hardware spec name or TOML file.")]
-    = DEFAULT_HARDWARE,
+    hardware: Annotated[str, typer.Option("--hardware", envvar="PIMMODEL_HARDWARE", show_envvar=True,
+                                          help="Hardware spec name or TOML file.")] = DEFAULT_HARDWARE,
     tasklets: Annotated[int, typer.Option("--tasklets", help="Tasklets per DPU.")] = 16,
+    output: O.Output = None,
     json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
 ) -> None:
     """Train on emulated PIM hardware; show what ran, the metrics after each epoch (with the majority-class
@@ -123,6 +124,7 @@ def emulate_command(
 
     --json prints {"run", "chosen", "warnings", "history", "trace", "predicted", "provenance"}.
     """
+    O.check_output(output)
     with O.on_interrupt(lambda: "nothing was kept (emulate writes no file; the epochs run so far are discarded)"):
         result = _emulate(dataset, dpus, model, optimizer, epochs, {
             **{k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),
@@ -134,16 +136,11 @@ def emulate_command(
                  class_weights=_class_weights(class_weights), shuffle=shuffle))
         for warning in result.warnings:
             typer.echo(f"warning: {warning}", err=True)
-        if json:
-            # lazy imports keep the CLI's cold start fast
-            from ..report.json import emit
-
-            emit({"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
-                  "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
-                  "trace": result.trace, "predicted": result.predicted,
-                  "provenance": result.provenance.to_record()})
-        else:
-            _render(result)
+    record = {"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
+              "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
+              "trace": result.trace, "predicted": result.predicted, "provenance": result.provenance.to_record()}
+    if not O.finish(record, output, "history", json):
+        _render(result)
 
 
 def _emulate(dataset: str, dpus: int, model: str, optimizer: str, epochs: int, given: dict[str, int],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,11 +12,16 @@ import typer
 from ..errors import StudyError
 from . import options as O
 
-Storage = Annotated[str | None, typer.Option("--storage", help="Optuna storage URL. Default: journal://"
-                                             "pimmodel-studies.log (a journal file in the current directory; "
-                                             "journal:///abs/path.log, or a file on a shared file system for "
-                                             "many machines); sqlite:///file.db; postgresql+psycopg://user@host/db "
-                                             "for many machines (pip install 'pimmodel[postgres]').")]
+Storage = Annotated[str | None, typer.Option(
+    "--storage", envvar="PIMMODEL_STORAGE", show_envvar=True,
+    help="Where the study is stored, in the forms optuna and optuna-dashboard take: a journal file's path "
+         "(default pimmodel-studies.log in the current directory; a file on a shared file system for many "
+         "machines), sqlite:///file.db, postgresql+psycopg://user@host/db (pip install 'pimmodel[postgres]') or "
+         "redis://host:port/db (pip install 'pimmodel[redis]'). journal://PATH (pimmodel <= 0.1) is still read.")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write the record to a file: .json (as "
+                                             "--json prints it), .csv or .parquet (one row per design on the "
+                                             "front, with the provenance columns).")]
+DEFAULT_PORT = 8080
 
 
 def explore_command(
@@ -33,18 +39,26 @@ def explore_command(
                              ] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Directory for pareto_front.png, history.png, "
                                               "importances.png.")] = None,
+    dashboard: Annotated[bool, typer.Option("--dashboard", help="With 'show': serve optuna-dashboard on the "
+                                            "study's storage at http://127.0.0.1:PORT/dashboard/ until Ctrl-C "
+                                            "(pip install 'pimmodel[dashboard]').")] = False,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="With --dashboard: the port.")]
+    = DEFAULT_PORT,
+    output: Output = None,
     json: Annotated[bool, typer.Option("--json", help="Print the study record as JSON.")] = False,
 ) -> None:
     """Search hypothetical PIM hardware for a study (objectives, constraints, parameters in STUDY.toml).
 
     Re-running a study name on the same storage resumes it when the study's definition is unchanged.
-    Ctrl-C stops after the current batch is stored. `pimmodel explore show STUDY.toml --storage URL`
-    reprints a stored study without running trials. --json prints {"study", "storage", "trials",
-    "feasible", "front": [{"params", "objectives", "improvement"}], "baseline", "importances",
-    "dashboard"}.
+    Ctrl-C stops at once; every trial counted is stored (exit code 130). Without a terminal, progress is
+    logged (one line per tenth of the trials or per minute; -q for none). `pimmodel explore show
+    STUDY.toml --storage URL` reprints a stored study without running trials (--dashboard opens it in
+    optuna-dashboard). --json prints {"study", "storage", "trials" (stored in all), "added" and
+    "elapsed_s" (by this run), "feasible", "front": [{"params", "objectives", "improvement"}], "baseline",
+    "importances", "dashboard", "optuna", "provenance"}.
     """
     from ..dse.space import load_study
-    from ..dse.storage import DEFAULT_STORAGE
+    from ..dse.storage import DEFAULT_STORAGE, locate
 
     show = study == "show"
     path = show_target if show else study
@@ -52,71 +66,175 @@ def explore_command(
         raise StudyError("explore show needs the study file: pimmodel explore show STUDY.toml --storage URL")
     if not show and show_target is not None:
         raise StudyError(f"unexpected argument {show_target!r}; use 'pimmodel explore STUDY.toml [options]'")
+    if dashboard and not show:
+        raise StudyError("--dashboard serves a stored study: pimmodel explore show STUDY.toml --dashboard")
+    if port != DEFAULT_PORT and not dashboard:
+        raise StudyError("--port applies to --dashboard: pimmodel explore show STUDY.toml --dashboard --port N")
+    if output is not None:
+        from ..report.records import check_output
+
+        check_output(output)
     spec = load_study(path)
-    url = storage or DEFAULT_STORAGE
-    if not show:
-        _run(spec, url, trials or spec.trials, timeout, seed, workers, resume_anyway, quiet=json)
-    _report(spec, url, plot, json)
+    url = DEFAULT_STORAGE if storage is None else storage
+    locate(url)
+    seed = spec.seed if seed is None else seed
+    from ..api import provenance
+
+    prov = provenance(spec.baseline, None, seed).to_record()
+    if dashboard:
+        _serve(spec, url, port, quiet=json)
+        return
+    result = None if show else _run(spec, url, trials or spec.trials, timeout, seed, workers, resume_anyway, prov,
+                                    quiet=json)
+    _report(spec, url, plot, json, output, prov, result)
+
+
+def _serve(spec: Any, url: str, port: int, quiet: bool) -> None:
+    """optuna-dashboard on the stored study's storage, on the loopback interface only, until Ctrl-C."""
+    from ..dse.storage import locate, open_storage
+    from ..dse.study import stored_trials
+    from ..report.records import require
+
+    dashboard = require("optuna_dashboard", "--dashboard", "dashboard")
+    stored_trials(spec, url)  # the storage and the study exist (one-line error otherwise)
+    location = locate(url)
+    storage = open_storage(url, must_exist=True)
+    if not quiet:
+        typer.echo(f"optuna-dashboard on {location.shown}: http://127.0.0.1:{port}/dashboard/ (Ctrl-C stops it; "
+                   f"the same: {location.dashboard_command()} --port {port})", err=True)
+    stopped = "the dashboard stopped; the study is unchanged"
+    with O.on_interrupt(lambda: stopped):
+        try:
+            dashboard.run_server(storage, host="127.0.0.1", port=port)
+        except OSError as exc:
+            raise StudyError(f"--port {port}: cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); choose "
+                             "another port with --port N") from None
+    from .app import fail
+
+    fail(f"interrupted; {stopped}", 130)  # the server (bottle) returns when it takes the Ctrl-C itself
 
 
 def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | None, workers: int,
-         resume_anyway: bool, quiet: bool) -> None:
-    """Run the trials with a progress bar (on a terminal); say where the results go, and on Ctrl-C what
-    was kept."""
+         resume_anyway: bool, provenance: dict[str, Any], quiet: bool) -> Any:
+    """Run the trials with a progress bar (on a terminal) or progress lines (in a log); say where the results
+    go, how long the run will take once the first batch is stored, and on Ctrl-C what was kept."""
+    import logging
+    import time
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..dse.study import OpenedStudy, StopRequest, run_workers
+    from .logs import ProgressLog, duration
 
+    log = logging.getLogger("pimmodel.explore")
     console = Console(stderr=True)
     out = Console(highlight=False, soft_wrap=True, markup=False)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("best {task.fields[best]}"))
     stored = [0]
     shown = [url]
+    best_seen: list[float | None] = [None]
+    started = [0.0]
+    estimated = [False]
+    name = spec.objectives[0].name
 
     def opened(study: OpenedStudy, count: int | None) -> None:
         shown[0] = study.location.shown
-        if quiet:
-            return
+        started[0] = time.perf_counter()
         processes = f"{workers} worker processes" if workers > 1 else "1 process"
         if study.existed:
             have = f"{count:,} trials stored, " if count is not None else ""
-            out.print(f"{spec.name}: resuming the study in {shown[0]} ({have}{trials:,} more, {processes})")
+            line = f"{spec.name}: resuming the study in {shown[0]} ({have}{trials:,} more, {processes})"
         else:
-            out.print(f"{spec.name}: new study in {shown[0]} ({trials:,} trials, {processes})")
+            line = f"{spec.name}: new study in {shown[0]} ({trials:,} trials, {processes})"
+        if quiet:
+            log.info(line)
+        else:
+            out.print(line)
+
+    def describe(done: int, total: int | None, elapsed_s: float) -> str:
+        if started[0]:  # the trials' own time, not the study's opening
+            elapsed_s = time.perf_counter() - started[0]
+        left = max((total or 0) - done, 0)
+        eta = f", about {duration(left * elapsed_s / done)} left" if done and left else ""
+        best = "" if best_seen[0] is None else f"; best feasible {name} {best_seen[0]:.4g}"
+        return (f"{done:,} of {total:,} new trials stored ({done / max(total or 1, 1):.0%}), {left:,} left, "
+                f"{duration(elapsed_s)} elapsed{eta}{best}")
+
+    def estimate(done: int) -> None:
+        """Once the first trials are stored: how long the run will take at their rate, and how to shorten it."""
+        elapsed = time.perf_counter() - started[0]
+        if estimated[0] or done <= 0 or elapsed <= 0 or done >= trials:
+            return
+        estimated[0] = True
+        rate = done / elapsed
+        total_s = trials / rate
+        if timeout is not None and timeout < total_s:
+            total_s = timeout
+        faster = ["--trials N or --timeout SECONDS to stop sooner"]
+        if workers == 1 and (os.cpu_count() or 1) > 1:
+            faster.append("--workers N to use more cores")
+        if shown[0].startswith(("sqlite:", "postgresql", "mysql")):
+            faster.append("a journal file (--storage studies.log) stores trials faster than SQL")
+        log.info("%s: %s trials in %s (%.0f trials/s): about %s for %s trials; shorter: %s", spec.name,
+                 f"{done:,}", duration(elapsed), rate, duration(total_s), f"{trials:,}", "; ".join(faster))
 
     with Progress(*columns, console=console, disable=not sys.stderr.isatty(), transient=False) as bar, \
-            StopRequest() as stop:
-        task = bar.add_task(f"{spec.name} ({spec.objectives[0].name})", total=trials, best="-")
+            StopRequest() as stop, ProgressLog(spec.name, trials, describe) as lines:
+        task = bar.add_task(f"{spec.name} ({name})", total=trials, best="-")
 
         def progress(done: int, best: float | None) -> None:
             stored[0] = done
+            if best is not None:
+                best_seen[0] = best
+            estimate(done)
+            lines.update(done)
             if best is None:
                 bar.update(task, completed=min(done, trials))
             else:
                 bar.update(task, completed=min(done, trials), best=f"{best:.4g}")
 
         try:
-            result = run_workers(spec, url, trials, timeout, seed, workers, progress, resume_anyway, stop, opened)
-        except KeyboardInterrupt:  # a second Ctrl-C: stopped at once
-            raise StudyError(f"interrupted; at least {stored[0]:,} new trials stored in {shown[0]}; re-run the "
-                             "same command to resume") from None
+            result = run_workers(spec, url, trials, timeout, seed, workers, progress, resume_anyway, stop, opened,
+                                 provenance)
+            stored[0] = result.added
+            lines.done = result.added
+            if result.interrupted:
+                lines.outcome = "interrupted"
+        except KeyboardInterrupt:  # before the first trial (opening the study, compiling the equations)
+            from .app import fail
+
+            fail(f"interrupted; {stored[0]:,} new trials stored in {shown[0]}; re-run the same command to resume",
+                 130, at_once=True)
     if result.interrupted:
-        raise StudyError(f"interrupted; {result.added:,} new trials stored in {result.storage}; re-run the same "
-                         "command to resume")
+        from .app import fail
+
+        fail(f"interrupted; {result.added:,} new trials stored in {result.storage}; re-run the same command to "
+             "resume", 130, at_once=True)
+    return result
 
 
-def _report(spec: Any, url: str, plot: Path | None, as_json: bool) -> None:
+def _report(spec: Any, url: str, plot: Path | None, as_json: bool, output: Path | None, provenance: dict[str, Any],
+            result: Any) -> None:
     from ..dse.result import summarize
     from ..dse.study import stored_trials
 
     trials = stored_trials(spec, url)
     record = summarize(spec, url, trials=trials)
+    record["added"] = 0 if result is None else result.added
+    record["elapsed_s"] = 0.0 if result is None else round(result.elapsed_s, 3)
+    record["provenance"] = provenance
     if plot is not None:
         from ..dse.plots import write_plots
 
         record["plots"] = [str(p) for p in write_plots(spec, record, trials, plot)]
+    if output is not None:
+        from ..report.records import write_record
+
+        write_record(output, record, "front")
+        if not as_json:
+            typer.echo(f"record written to {output}", err=True)
     if as_json:
         from ..report.json import emit
 
@@ -144,6 +262,7 @@ def sensitivity_command(
     layout: O.Layout = None,
     calibration: O.Calibration = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Parameters listed.")] = 12,
+    output: O.Output = None,
     json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
 ) -> None:
     """Elasticities d ln T / d ln p of the epoch time and of each phase w.r.t. every hardware parameter
@@ -153,15 +272,12 @@ def sensitivity_command(
     from ..calibration.result import load_calibration
     from ..dse.sensitivity import sensitivity
 
+    O.check_output(output)
     hw = O.hardware(hardware)
     ds = O.dataset_from_options(dataset, features, nonzeros, rows_per_dpu, layout)
     w = O.make_workload(ds, model, optimizer, dpus, tasklets, scaling, 1, batch_size, global_batch_size)
-    record = sensitivity(w, hw, view, load_calibration(calibration))
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.json import emit
-
-        emit(record)
+    record = {**sensitivity(w, hw, view, load_calibration(calibration)), "provenance": O.provenance(hw, calibration)}
+    if O.finish(record, output, "elasticities", json):
         return
     # lazy imports keep the CLI's cold start fast
     from ..dse.tables import print_sensitivity

@@ -17,7 +17,9 @@ ListKernels = Annotated[bool, typer.Option("--list", help="Name the kernels and 
 Fit = Annotated[bool, typer.Option("--fit", help="Re-run the hardware fit on the real measurements "
                                    "(validation/upimulator-hw.csv) instead of predicting.")]
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="With --fit: write the calibration (JSON) "
-                                             "here; the shipped one is data/calibration/hardware-upmem-2556.json.")]
+                                             "here (the shipped one is data/calibration/hardware-upmem-2556.json)."
+                                             " Otherwise: also write the record to a .json, .csv or .parquet file "
+                                             "(one row per point or kernel).")]
 NoCv = Annotated[bool, typer.Option("--no-cv", help="With --fit: skip the leave-one-kernel-out refits.")]
 FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fit: also fit the one-DPU and "
                                              "full-rank push and pull bandwidths (PrIM's microbenchmark values "
@@ -38,17 +40,21 @@ def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = Non
     file; the spec's F constants come from the shipped one (data/calibration/hardware-upmem-2556.json).
     """
     if list_kernels:
-        return _list(json)
+        O.check_output(output)
+        return _list(json, output)
     if fit:
         return _fit(hardware, output, not no_cv, fit_bandwidths, json)
     from ..errors import SpecError  # lazy imports keep the CLI's cold start fast
 
     if name is None or size is None:
         raise SpecError("pimmodel kernel needs --name and --size (or --list, or --fit), e.g. --name VA --size 524288")
-    _predict(name.upper(), O.parse_int_list(dpus, "--dpus"), O.parse_int_list(size, "--size"), hardware, json)
+    O.check_output(output)
+    _predict(name.upper(), O.parse_int_list(dpus, "--dpus"), O.parse_int_list(size, "--size"), hardware, json,
+             output)
 
 
-def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, json: bool) -> None:
+def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, json: bool,
+             output: Path | None = None) -> None:
     from ..calibration.measurements import predict_point  # lazy imports keep the CLI's cold start fast
     from ..errors import SpecError
     from ..kernels.prim import describe
@@ -62,25 +68,19 @@ def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, js
         for s in sizes:
             describe(name, n, s)  # checks the name and the size first: one-line error
             points.append({"kernel": name, "dpus": n, "size": s, **predict_point(name, n, s, hw)})
-    if json:
-        from ..report.json import emit
-
-        emit({"points": points})
+    if O.finish({"points": points, "provenance": O.provenance(hw)}, output, "points", json):
         return
     _table(f"{name} on {hw.name}", ("DPUs", "size", "kernel ms", "CPU->DPU ms", "DPU->CPU ms"),
            [(str(p["dpus"]), f"{p['size']:,}", f"{p['kernel_ms']:.4g}", f"{p['cpu_to_dpu_ms']:.4g}",
              f"{p['dpu_to_cpu_ms']:.4g}") for p in points])
 
 
-def _list(json: bool) -> None:
+def _list(json: bool, output: Path | None = None) -> None:
     from ..calibration.measurements import TEST_KERNELS  # lazy imports keep the CLI's cold start fast
     from ..kernels.prim import kernels
 
     rows = [{"kernel": k.name, "size": k.size, "test": k.name in TEST_KERNELS} for k in kernels().values()]
-    if json:
-        from ..report.json import emit
-
-        emit({"kernels": rows})
+    if O.finish({"kernels": rows, "provenance": O.provenance()}, output, "kernels", json):
         return
     _table("PrIM kernels of the real-hardware data set", ("kernel", "size (data_prep_param)", "role"),
            [(str(r["kernel"]), str(r["size"]), "test (never fitted)" if r["test"] else "fitted") for r in rows])
@@ -100,6 +100,7 @@ def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: b
     if output is not None:
         result.write(output)
     record = result.to_json()
+    record["provenance"] = {**record.get("provenance", {}), **O.provenance(hw)}
     if json:
         from ..report.json import emit
 

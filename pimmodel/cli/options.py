@@ -24,7 +24,8 @@ from ..specs import (
     resolve_hyperparams,
 )
 
-Hardware = Annotated[str, typer.Option("--hardware", help="Hardware spec: a name in hardware_specs/ or a TOML file.")]
+Hardware = Annotated[str, typer.Option("--hardware", envvar="PIMMODEL_HARDWARE", show_envvar=True,
+                                       help="Hardware spec: a name in hardware_specs/ or a TOML file.")]
 Dataset = Annotated[str, typer.Option("--dataset", help="yfcc100m-hnfc6, criteo-1tb, or a dataset TOML file.")]
 Model = Annotated[str, typer.Option("--model", help="lr or svm.")]
 Tasklets = Annotated[int, typer.Option("--tasklets", help="Tasklets (hardware threads) per DPU.")]
@@ -145,3 +146,47 @@ def on_interrupt(kept: Callable[[], str]) -> Iterator[None]:
 
         fail(f"interrupted; {kept()}", 130)
         raise
+
+
+# ---------------------------------------------------------------- provenance and --output of every record
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write the record to a file: .json (as "
+                                             "--json prints it), .csv or .parquet (one row per item of the "
+                                             "record, with the provenance columns; Parquet needs pandas and "
+                                             "pyarrow). Written whole or not at all.")]
+
+
+def check_output(output: Path | None) -> None:
+    """A bad ``--output`` is one line before any work starts."""
+    if output is not None:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.records import check_output as check
+
+        check(output)
+
+
+def provenance(hardware: object = None, calibration: object = "none", seed: int | None = None) -> dict:
+    """``api.provenance`` as a record (``calibration="none"``: the record used no calibration)."""
+    # lazy imports keep the CLI's cold start fast
+    from ..api import provenance as made
+
+    if calibration == "none":
+        return made(hardware, seed=seed).to_record()  # type: ignore[arg-type]
+    return made(hardware, calibration, seed).to_record()  # type: ignore[arg-type]
+
+
+def finish(record: dict, output: Path | None, rows: str | None, as_json: bool) -> bool:
+    """Write ``record`` to ``--output`` (rows: the key of its list of items, None: one row) and print it as JSON
+    with ``--json``; True when it was printed (the caller prints its table otherwise)."""
+    if output is not None:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.records import write_record
+
+        write_record(output, record, rows)
+        if not as_json:
+            typer.echo(f"record written to {output}", err=True)
+    if as_json:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.json import emit
+
+        emit(record)
+    return as_json

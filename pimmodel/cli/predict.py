@@ -89,8 +89,9 @@ def predict_command(
     """Predict the time per epoch of each phase, its share, the total and the bottleneck.
 
     Run bare, it compares MA-SGD, GA-SGD and ADMM for LR on YFCC100M-HNfc6 at 2,048 DPUs (weak scaling)
-    on the upmem-2556 system. --json prints {"provenance": {"version", "hardware", "hardware_sha256",
-    "calibration", "calibration_sha256", "seed"}, "points": a list of records}.
+    on the upmem-2556 system. --json prints {"provenance": {"version", "git_commit", "git_dirty", "hardware",
+    "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
+    records}.
     """
     _check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
@@ -192,6 +193,7 @@ def equations_command(
                                                  "ring, torus or all-to-all (default: none, or ring for an optimizer "
                                                  "that needs links).")] = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX (one display equation per line).")] = False,
+    output: O.Output = None,
     json: O.Json = False,
 ) -> None:
     """The cost model's equations of one optimizer x model x layout, as the study would write them.
@@ -218,13 +220,9 @@ def equations_command(
         raise unknown("topology", topology, TOPOLOGIES)
     require_links(optimizer, topology, f"--topology {topology}",
                   fix=f"use --topology {' or '.join(optimizer_info(optimizer).topologies)}")
+    O.check_output(output)
     record = equation_record(optimizer, model, load_dataset(dataset).layout, topology)
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..api import provenance
-        from ..report.json import emit
-
-        emit({**record, "provenance": provenance().to_record()})
+    if O.finish({**record, "provenance": O.provenance()}, output, None, json):
         return
     typer.echo(render_latex(record) if latex else render_text(record), nl=False)
 

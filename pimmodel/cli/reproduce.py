@@ -33,7 +33,7 @@ def _list(json: bool) -> None:
     if json:
         from ..report.json import emit
 
-        emit({"figures": rows})
+        emit({"figures": rows, "provenance": O.provenance()})
         return
     from rich.table import Table
 
@@ -124,8 +124,9 @@ def reproduce_command(
     if json:
         from ..report.json import emit
 
-        emit(records[0] if len(specs) == 1 and figure and figure.lower() != ALL
-             else {"output": str(folder), "figures": records})
+        every = {"output": str(folder), "figures": records,
+                 "provenance": O.provenance(setup.hardware, setup.calibration)}
+        emit(records[0] if len(specs) == 1 and figure and figure.lower() != ALL else every)
     else:
         _print(records, folder)
     typer.echo(f"wrote {len(records)} figure(s) (PNG, JSON, Markdown) to {folder} in {elapsed:.0f} s; "

@@ -9,26 +9,22 @@ import typer
 from . import options as O
 
 specs_app = typer.Typer(help="List and show hardware specifications (hardware_specs/*.toml).",
-                        no_args_is_help=True)
+                        no_args_is_help=True, rich_markup_mode=None)
 
 
 @specs_app.command("list")
-def list_command(json: O.Json = False) -> None:
+def list_command(output: O.Output = None, json: O.Json = False) -> None:
     """The shipped hardware specs, one line each."""
     # lazy imports keep the CLI's cold start fast
     from ..specs import hardware_names, load_hardware
 
+    O.check_output(output)
     rows: list[dict[str, Any]] = []
     for name in hardware_names():
         hw = load_hardware(name)
         rows.append({"name": name, "description": hw.description, "dpus": hw.dpus_available,
                      "clock_hz": hw.dpu_clock_hz})
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..api import provenance
-        from ..report.json import emit
-
-        emit({"hardware": rows, "provenance": provenance().to_record()})
+    if O.finish({"hardware": rows, "provenance": O.provenance()}, output, "hardware", json):
         return
     # lazy imports keep the CLI's cold start fast
     from rich.table import Table
@@ -46,11 +42,13 @@ def list_command(json: O.Json = False) -> None:
 
 @specs_app.command("show")
 def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML file.")], json: O.Json = False,
-                 toml: Annotated[bool, typer.Option("--toml", help="Print the spec as TOML.")] = False) -> None:
+                 toml: Annotated[bool, typer.Option("--toml", help="Print the spec as TOML.")] = False,
+                 output: O.Output = None) -> None:
     """Every constant of one spec with its unit and source."""
     # lazy imports keep the CLI's cold start fast
     from ..specs import FIELDS, load_hardware, to_toml
 
+    O.check_output(output)
     hw = load_hardware(name)
     if toml:
         typer.echo(to_toml(hw), nl=False)
@@ -59,12 +57,7 @@ def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML
                "si_name": f.name, "si_value": getattr(hw, f.name), "source": hw.sources.get(f.name, "")}
               for f in FIELDS]
     record = {"name": hw.name, "description": hw.description, "link_topology": hw.link_topology, "fields": fields}
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..api import provenance
-        from ..report.json import emit
-
-        emit({**record, "provenance": provenance(hw).to_record()})
+    if O.finish({**record, "provenance": O.provenance(hw)}, output, "fields", json):
         return
     # lazy imports keep the CLI's cold start fast
     from rich.table import Table

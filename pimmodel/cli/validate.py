@@ -23,6 +23,7 @@ def validate_command(
     failures_only: Annotated[bool, typer.Option("--failures", help="Show only the failing cases.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write predicted vs reference (log-log, with the "
                                               "tolerance band) to a .png/.svg/.pdf file.")] = None,
+    output: O.Output = None,
     json: O.Json = False,
 ) -> None:
     """Validate the cost model: every case with its reference, prediction, relative error and tolerance.
@@ -48,6 +49,7 @@ def validate_command(
         from ..report.plots import check_plot_path
 
         check_plot_path(plot)
+    O.check_output(output)
     groups = O.parse_name_list(group, "--group", (*GROUPS, *GROUP_ALIASES))
     report = validate(O.hardware(hardware), groups, load_calibration(calibration))
     record = report.to_record()
@@ -56,13 +58,7 @@ def validate_command(
         from ..report.validation_plot import validation_plot
 
         validation_plot(record, plot)
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..api import provenance
-        from ..report.json import emit
-
-        emit({**record, "provenance": provenance(hardware, calibration).to_record()})
-    else:
+    if not O.finish({**record, "provenance": O.provenance(hardware, calibration)}, output, "cases", json):
         _print(record, failures_only)
         if plot is not None:
             typer.echo(f"plot written to {plot}", err=True)

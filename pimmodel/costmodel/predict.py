@@ -12,6 +12,7 @@ from ..kernels.capacity import check
 from ..phases import BYTE_KEYS, PHASES, bottleneck, check_view, in_view
 from ..report.records import dataframe
 from ..specs import HardwareSpec, Workload
+from ..version import environment
 from .evaluate import evaluate
 
 
@@ -58,13 +59,18 @@ class Prediction:
     def to_dataframe(self) -> Any:
         """This prediction as a one-row pandas DataFrame: the record's columns, nested ones dotted
         (``per_epoch_s.dpu_compute``). pandas is optional: without it, a one-line error says what to install."""
-        return dataframe([self.to_record()])
+        return to_dataframe([self])
 
 
 def to_dataframe(predictions: Iterable[Prediction | Mapping[str, Any]]) -> Any:
     """Several predictions (or their records, e.g. the ``points`` of ``pimmodel predict --json``) as a pandas
-    DataFrame, one row each, with the columns of ``Prediction.to_dataframe``."""
-    return dataframe([p.to_record() if isinstance(p, Prediction) else p for p in predictions])
+    DataFrame, one row each, with the columns of ``Prediction.to_dataframe``; its ``attrs["provenance"]`` names
+    the version (git commit, dirty flag), the libraries, the command line and the records' hardware and
+    calibration (``pimmodel.provenance`` adds their hashes)."""
+    records = [p.to_record() if isinstance(p, Prediction) else p for p in predictions]
+    used = {key: sorted({str(r.get(key)) for r in records}) for key in ("hardware", "calibration")}
+    return dataframe(records, attrs={"provenance": {**environment(), **{k: v[0] if len(v) == 1 else v
+                                                                         for k, v in used.items()}}})
 
 
 def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], view: str = "wall",

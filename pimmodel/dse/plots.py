@@ -1,8 +1,14 @@
-"""Study plots (matplotlib, Agg): Pareto front, optimization history, parameter importances, as PNGs.
+"""Study plots: Pareto front, optimization history, parameter importances, as PNGs.
 
 The Pareto plot shows every objective: one panel per pair of objectives (three objectives: three panels),
 infeasible designs as grey crosses, feasible ones as blue dots, the front in red and the baseline as a
-black star. A single-objective study gets the distribution of its objective instead.
+black star. A single-objective study gets the distribution of its objective instead. Every axis is titled
+with its unit.
+
+The figures are detached ``matplotlib.figure.Figure`` objects (``report.plots.new_figure``), never pyplot: the
+caller's backend (a notebook's inline one) and pyplot's figure registry are left alone, and ``figures`` returns
+them for a notebook to show. Legends sit outside the axes in a constrained layout, so they never cover or clip
+data.
 """
 
 from __future__ import annotations
@@ -10,14 +16,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
+from ..report.plots import new_figure, save
 from .result import objective_label
 from .space import StudySpec
 from .study import is_feasible
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 LOG_KINDS = ("time_per_epoch", "energy_per_epoch")
 """Objectives spanning orders of magnitude: log axes."""
@@ -25,20 +35,24 @@ PANEL_IN = 4.2
 """Width and height of one panel [inch]."""
 
 
-def write_plots(spec: StudySpec, record: Mapping[str, Any], trials: Sequence[FrozenTrial], out_dir: Path) -> list[Path]:
-    """Write pareto_front.png, history.png and importances.png into ``out_dir``; return their paths."""
-    import matplotlib
+FILES = ("pareto_front.png", "history.png", "importances.png")
+DPI = 110
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+def figures(spec: StudySpec, record: Mapping[str, Any], trials: Sequence[FrozenTrial]) -> dict[str, Figure]:
+    """The Pareto front, the optimization history and the importances as figures, by file name."""
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.values]
     feasible = np.array([is_feasible(t) for t in done], dtype=bool)
     values = np.array([t.values for t in done], dtype=float).reshape(len(done), len(spec.objectives))
-    return [_front(plt, spec, record, values, feasible, out_dir / "pareto_front.png"),
-            _history(plt, spec, done, values, feasible, out_dir / "history.png"),
-            _importances(plt, record, out_dir / "importances.png")]
+    made = (_front(spec, record, values, feasible), _history(spec, done, values, feasible), _importances(record))
+    return dict(zip(FILES, made, strict=True))
+
+
+def write_plots(spec: StudySpec, record: Mapping[str, Any], trials: Sequence[FrozenTrial], out_dir: Path) -> list[Path]:
+    """Write pareto_front.png, history.png and importances.png into ``out_dir`` (each whole or not at all);
+    return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [save(fig, out_dir / name, dpi=DPI) for name, fig in figures(spec, record, trials).items()]
 
 
 def _label(spec: StudySpec, k: int) -> str:
@@ -46,15 +60,15 @@ def _label(spec: StudySpec, k: int) -> str:
     return objective_label(o.name, o.kind, o.direction)
 
 
-def _front(plt: Any, spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasible: np.ndarray,
-           path: Path) -> Path:
+def _front(spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasible: np.ndarray) -> Figure:
     k = len(spec.objectives)
     if k == 1:
-        return _single(plt, spec, record, values, feasible, path)
+        return _single(spec, record, values, feasible)
     pairs = list(itertools.combinations(range(k), 2))
     cols = min(len(pairs), 3)
     rows = -(-len(pairs) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(PANEL_IN * cols, PANEL_IN * rows + 0.6), squeeze=False)
+    fig = new_figure(max(PANEL_IN * cols, 5.6), PANEL_IN * rows + 1.0, layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
     names = [o.name for o in spec.objectives]
     front = np.array([[d["objectives"][n] for n in names] for d in record["front"]]).reshape(-1, k)
     base = record["baseline"]["objectives"]
@@ -77,12 +91,9 @@ def _front(plt: Any, spec: StudySpec, record: Mapping[str, Any], values: np.ndar
     for ax in list(axes.flat)[len(pairs):]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=2 if cols == 1 else 4, fontsize=8, frameon=False)
     fig.suptitle(f"{spec.name}: {len(values)} designs, every pair of objectives", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def _log_axis(axis: Any, set_scale: Any) -> None:
@@ -95,10 +106,10 @@ def _log_axis(axis: Any, set_scale: Any) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def _single(plt: Any, spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasible: np.ndarray,
-            path: Path) -> Path:
+def _single(spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasible: np.ndarray) -> Figure:
     """One objective: histograms of the feasible and infeasible designs, best designs and baseline marked."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig = new_figure(7, 4.8, layout="constrained")
+    ax = fig.add_subplot()
     v = values[:, 0]
     log = bool(spec.objectives[0].kind in LOG_KINDS and v.size and np.all(v > 0))
     bins: Any = 40
@@ -113,18 +124,15 @@ def _single(plt: Any, spec: StudySpec, record: Mapping[str, Any], values: np.nda
     if log:
         _log_axis(ax.xaxis, ax.set_xscale)
     ax.set_xlabel(_label(spec, 0))
-    ax.set_ylabel("designs")
-    ax.legend(fontsize=8)
+    ax.set_ylabel("designs [count]")
+    fig.legend(loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     ax.set_title(f"{spec.name}: {len(values)} designs")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
-def _history(plt: Any, spec: StudySpec, done: Sequence[FrozenTrial], values: np.ndarray, feasible: np.ndarray,
-             path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(7, 4))
+def _history(spec: StudySpec, done: Sequence[FrozenTrial], values: np.ndarray, feasible: np.ndarray) -> Figure:
+    fig = new_figure(7, 4.4, layout="constrained")
+    ax = fig.add_subplot()
     numbers = np.array([t.number for t in done])
     order = np.argsort(numbers)
     numbers, values, feasible = numbers[order], values[order], feasible[order]
@@ -135,31 +143,27 @@ def _history(plt: Any, spec: StudySpec, done: Sequence[FrozenTrial], values: np.
                label="infeasible design")
     ax.scatter(numbers[feasible], values[feasible, 0], s=4, c="C0", alpha=0.3, label="feasible design")
     ax.plot(numbers, best, c="C3", label="best feasible so far")
-    ax.set_xlabel("trial")
+    ax.set_xlabel("trial [number, in storage order]")
     ax.set_ylabel(_label(spec, 0))
     if spec.objectives[0].kind in LOG_KINDS:
         _log_axis(ax.yaxis, ax.set_yscale)
-    ax.legend(fontsize=8)
+    fig.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     ax.set_title(f"{spec.name}: optimization history")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
-def _importances(plt: Any, record: Mapping[str, Any], path: Path) -> Path:
+def _importances(record: Mapping[str, Any]) -> Figure:
     imps: Mapping[str, Mapping[str, float]] = record["importances"]
     labels = {name: p["label"] for name, p in record.get("parameters", {}).items()}
-    fig, axes = plt.subplots(1, max(len(imps), 1), figsize=(5.5 * max(len(imps), 1), 5), squeeze=False)
+    fig = new_figure(5.5 * max(len(imps), 1), 5, layout="constrained")
+    axes = fig.subplots(1, max(len(imps), 1), squeeze=False)
     for ax, (objective, imp) in zip(axes[0], imps.items(), strict=False):
         items = sorted(imp.items(), key=lambda kv: kv[1])
         ax.barh([labels.get(k, k) for k, _ in items], [v for _, v in items], color="C0")
         ax.set_title(f"importance for {objective} (PED-ANOVA)", fontsize=9)
+        ax.set_xlabel("importance [share of 1]", fontsize=8)
         ax.tick_params(labelsize=8)
     if not imps:
         axes[0][0].text(0.5, 0.5, "fewer than 10 feasible designs: no importances", ha="center", va="center")
         axes[0][0].set_axis_off()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig

@@ -22,27 +22,14 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from .objective import Evaluator
-from .space import Parameter, StudySpec
+from .space import OBJECTIVE_UNITS, Parameter, StudySpec, objective_label
 from .storage import locate
-from .study import constraints_of, is_feasible, stored_trials
+from .study import constraints_of, is_feasible, quiet_optuna, stored_trials
 
 BEST_SINGLE = 10
 """Designs listed for a single-objective study."""
 SAME_DIGITS = 9
 """Objective values equal to this many significant digits are the same design."""
-OBJECTIVE_UNITS = {"time_per_epoch": "s", "energy_per_epoch": "J", "cost": "x baseline DPU", "speedup": "x",
-                   "speedup_over_cpu": "x", "speedup_over_gpu": "x",
-                   "strong_scaling_efficiency": "", "weak_scaling_growth": "x"}
-"""Units of the objective kinds (``objective.py``); '' is a plain ratio."""
-
-
-def objective_label(name: str, kind: str, direction: str | None = None) -> str:
-    """'time_per_epoch [s]', with ' (minimize)' when a direction is given: axis and column titles."""
-    unit = OBJECTIVE_UNITS.get(kind, "")
-    label = f"{name} [{unit}]" if unit else name
-    return f"{label} ({direction})" if direction else label
-
-
 def parameter_label(p: Parameter) -> str:
     """'dpu_clock [MHz]': the study's parameter name with the unit its values are in."""
     return f"{p.name} [{p.unit}]" if p.unit and p.unit not in ("1", "") else p.name
@@ -112,6 +99,12 @@ def _target(k: int, direction: str) -> Callable[[FrozenTrial], float]:
 def summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None = None,
               trials: Sequence[FrozenTrial] | None = None) -> dict[str, Any]:
     """The study record (what ``pimmodel explore --json`` prints)."""
+    with quiet_optuna():
+        return _summarize(spec, storage_url, evaluator, trials)
+
+
+def _summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None,
+               trials: Sequence[FrozenTrial] | None) -> dict[str, Any]:
     trials = stored_trials(spec, storage_url) if trials is None else trials
     evaluator = evaluator or Evaluator(spec)
     base = evaluator.evaluate([{}])
@@ -135,6 +128,7 @@ def summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None = N
                                          strict=True))},
         "importances": importances(spec, trials),
         "dashboard": location.dashboard_command(),
+        "optuna": location.optuna_command(spec.name),
     }
 
 

@@ -48,6 +48,20 @@ OBJECTIVES: dict[str, Direction] = {
     "speedup_over_cpu": "maximize", "speedup_over_gpu": "maximize", "time_to_target": "minimize",
 }
 """Objective kinds and their directions."""
+OBJECTIVE_UNITS = {"time_per_epoch": "s", "energy_per_epoch": "J", "cost": "x baseline DPU", "speedup": "x",
+                   "speedup_over_cpu": "x", "speedup_over_gpu": "x", "time_to_target": "s",
+                   "strong_scaling_efficiency": "", "weak_scaling_growth": "x"}
+"""Units of the objective kinds (``objective.py``); '' is a plain ratio."""
+
+
+def objective_label(name: str, kind: str, direction: str | None = None) -> str:
+    """'time_per_epoch [s]', with ' (minimize)' when a direction is given: axis and column titles, and the
+    metric names of a stored study (optuna-dashboard's axis titles)."""
+    unit = OBJECTIVE_UNITS.get(kind, "")
+    label = f"{name} [{unit}]" if unit else name
+    return f"{label} ({direction})" if direction else label
+
+
 SAMPLERS = ("nsga2", "tpe")
 WORKLOAD_FIELD = "tasklets"
 STRUCTURAL_FIELD = "link_topology"
@@ -124,6 +138,11 @@ class Objective:
     @property
     def name(self) -> str:
         return self.kind
+
+    @property
+    def label(self) -> str:
+        """The name with its unit: 'time_per_epoch [s]'."""
+        return objective_label(self.name, self.kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,18 +1,24 @@
-"""Study storage through Optuna's public storage API only, correct with many writers.
+"""Study storage through Optuna's public storage API only, correct with many writers, in the forms Optuna's own
+CLI and optuna-dashboard take.
 
-Two kinds of URL:
+Storage arguments (``--storage``, ``$PIMMODEL_STORAGE``), as ``optuna`` and ``optuna-dashboard`` read them:
 
-- ``journal://PATH`` (the default, ``journal://pimmodel-studies.log`` in the current directory): Optuna's
-  ``JournalStorage`` on one append-only file. ``journal:///abs/path.log`` is absolute,
-  ``journal://rel/path.log`` relative to the current directory. Writers on one machine or on a shared
-  file system append under Optuna's file lock; each finished trial is one line, so a batch of 100 trials
-  costs about 100 appends (hundreds of trials per second).
-- any URL Optuna's ``RDBStorage`` takes: ``sqlite:///file.db``, ``postgresql+psycopg://user@host/db``
-  (``pip install 'pimmodel[postgres]'``), ``mysql+pymysql://...``. Each trial goes through Optuna's own
-  ``create_new_trial``, which numbers it under a lock on the study row (the fix of optuna issue 1488): much
-  slower than a journal file (about 3 SQL statements per parameter and 2 per value or attribute, some 70
-  for a scalable-pim trial; tens of trials per second for all writers together), but correct with any
-  number of writers on any number of machines.
+- a file path (the default, ``pimmodel-studies.log`` in the current directory): Optuna's ``JournalStorage`` on
+  one append-only journal file. Writers on one machine or on a shared file system append under the journal's
+  lock file (``FILE.lock``, the one Optuna's own writers take); each finished trial is one line.
+  ``journal://PATH``, the form pimmodel <= 0.1 printed, is still read and written (``journal:///abs/path.log``
+  absolute, ``journal://rel/path.log`` relative to the current directory).
+- ``sqlite:///file.db``, ``postgresql+psycopg://user@host/db`` (``pip install 'pimmodel[postgres]'``),
+  ``mysql+pymysql://...``: Optuna's ``RDBStorage``. Each trial goes through Optuna's own ``create_new_trial``,
+  which numbers it under a lock on the study row: slower than a journal file, correct with any number of
+  writers on any number of machines.
+- ``redis://host:port/db`` (``pip install 'pimmodel[redis]'``): a journal kept in Redis (Optuna's
+  ``JournalRedisBackend``).
+
+Nothing is written before it is checked: a journal file must hold Optuna journal records (a SQLite database, a
+text file or random bytes given as a journal are refused untouched), a SQLite file must be a SQLite database, and
+the only repair ever made is cutting a torn last record (a write cut off by a full disk or a kill) off a journal.
+A lock file left by a killed writer on this machine is recognised by its process id and broken at once.
 
 ``TrialStore`` writes a batch of finished trials with ``create_new_trial(template_trial=...)`` and reads
 the trials other writers added by trial number (``get_trial_id_from_study_id_trial_number``): numbers are
@@ -23,69 +29,109 @@ Optuna's table layout.
 
 from __future__ import annotations
 
+import errno
+import json
+import logging
 import os
+import random
+import shlex
+import socket
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import optuna
+from optuna.storages.journal import JournalFileSymlinkLock
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import StudyError
 
+log = logging.getLogger(__name__)
+
 JOURNAL_PREFIX = "journal://"
-DEFAULT_STORAGE = "journal://pimmodel-studies.log"
+"""pimmodel's own journal URL form (<= 0.1): still read and written; the bare path is what is printed now."""
+REDIS_PREFIXES = ("redis://", "rediss://")
+DEFAULT_STORAGE = "pimmodel-studies.log"
 """A journal file in the current directory."""
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
-CREATE_RETRIES = 5
-EXAMPLES = "journal://studies.log, sqlite:///studies.db or postgresql+psycopg://user@host/db"
-_PRAGMAS_INSTALLED = False
+CREATE_ATTEMPTS = 12
+"""Tries to create Optuna's tables when other writers create them at the same moment."""
+EXAMPLES = "studies.log (a journal file), sqlite:///studies.db, postgresql+psycopg://user@host/db or redis://host/0"
+SQLITE_HEADER = b"SQLite format 3\x00"
+RECORD_START = b'{"op_code":'
+"""How every record of an Optuna journal starts (``JournalStorage`` writes ``{"op_code": ..., ...}`` compactly)."""
+HEAD_BYTES = 1 << 16
+"""Bytes read to check that a file is a journal (its first record, a study's creation, is far shorter)."""
+SQLITE_TIMEOUT_S = 60
+"""How long a SQLite connection waits for another writer's lock (SQLite's busy timeout)."""
+LOCK_GRACE_S = 30
+"""A lock whose holder cannot be checked (another machine, Optuna's own writers) is broken after this long
+unchanged, as Optuna does."""
 
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """Where a storage URL keeps its data: the URL, its kind and, for files, the file."""
+    """Where a storage argument keeps its data: the argument, its kind and, for files, the file."""
 
     url: str
     kind: str
-    """"journal" or "rdb"."""
+    """"journal" (a journal file), "rdb" (SQLAlchemy: SQLite, PostgreSQL, MySQL) or "redis"."""
     path: Path | None
     """The journal file or SQLite database (absolute); None for database servers."""
 
     @property
     def shown(self) -> str:
-        """The URL for messages: files absolute, passwords hidden."""
+        """The storage for messages and records: files absolute, passwords hidden."""
         if self.kind == "journal" and self.path is not None:
-            return f"{JOURNAL_PREFIX}{self.path}"
+            return str(self.path)
         if self.path is not None:
             return f"sqlite:///{self.path}"
         return _hide_password(self.url)
 
+    @property
+    def argument(self) -> str:
+        """The storage as ``optuna --storage`` and ``optuna-dashboard`` take it unchanged: a journal by its
+        absolute path, a database by its URL without the password (give it in ~/.pgpass or PGPASSWORD)."""
+        if self.path is not None:
+            return self.shown
+        return _drop_password(self.url)
+
     def dashboard_command(self) -> str:
         """The shell command that opens optuna-dashboard on this storage."""
-        target = str(self.path) if self.kind == "journal" else self.shown
-        return f"optuna-dashboard {_quote(target)}"
+        return f"optuna-dashboard {shlex.quote(self.argument)}"
+
+    def optuna_command(self, study: str) -> str:
+        """The shell command that lists the study's best trials with Optuna's own CLI."""
+        return f"optuna best-trials --storage {shlex.quote(self.argument)} --study-name {shlex.quote(study)}"
 
 
 def locate(url: str) -> Location:
-    """Parse and check a storage URL without opening it (one-line StudyError for anything wrong)."""
+    """Parse and check a storage argument without opening it (one-line StudyError for anything wrong)."""
+    if not url.strip():
+        raise StudyError(f"storage {url!r} is empty; give e.g. {EXAMPLES}")
     if url.startswith(JOURNAL_PREFIX):
         raw = url[len(JOURNAL_PREFIX):]
         if not raw:
-            raise StudyError(f"storage {url!r} names no file; use e.g. journal://studies.log")
+            raise StudyError(f"storage {url!r} names no file; give the journal's path, e.g. studies.log")
         return Location(url, "journal", _absolute(raw))
+    if url.startswith(REDIS_PREFIXES):
+        return Location(url, "redis", None)
     if "://" not in url:
-        raise StudyError(f"storage {url!r} is not a URL; use e.g. {EXAMPLES}")
+        return Location(url, "journal", _absolute(url))
     if url.startswith("sqlite:"):
-        raw = url.split("://", 1)[1].removeprefix("/").split("?", 1)[0]
+        raw, _, query = url.split("://", 1)[1].removeprefix("/").partition("?")
         if raw in ("", ":memory:"):
             raise StudyError(f"storage {url!r} is an in-memory database that is lost at exit; "
                              "give a file, e.g. sqlite:///studies.db")
+        if query:
+            raise StudyError(f"storage {url!r}: options after '?' ({query}) are not applied by pimmodel; give "
+                             f"sqlite:///{raw}")
         return Location(url, "rdb", _absolute(raw))
     return Location(url, "rdb", None)
 
@@ -95,8 +141,8 @@ def _absolute(raw: str) -> Path:
 
 
 def check_file(location: Location, must_exist: bool) -> None:
-    """A storage file must be a regular file in an existing directory (``journal:///dev/full`` would
-    otherwise be read as an endless line until memory runs out)."""
+    """A storage file must be a regular file in an existing directory (``/dev/full`` would otherwise be read as
+    an endless line until memory runs out), and hold what its kind says: nothing is written to it otherwise."""
     path = location.path
     if path is None:
         return
@@ -104,10 +150,13 @@ def check_file(location: Location, must_exist: bool) -> None:
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):
             what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-            example = "journal://studies.log" if location.kind == "journal" else "sqlite:///studies.db"
+            example = "studies.log" if location.kind == "journal" else "sqlite:///studies.db"
             raise StudyError(f"storage {location.shown}: {path} is {what}; give the path of a file, e.g. {example}")
         if not must_exist and not os.access(path, os.R_OK | os.W_OK):
             raise StudyError(f"storage {location.shown}: {path} is not readable and writable by this user")
+        problem = _journal_problem(path) if location.kind == "journal" else _sqlite_problem(path)
+        if problem:
+            raise StudyError(f"storage {location.shown}: {problem}; the file was not changed")
         return
     if must_exist:
         raise StudyError(f"no storage at {location.shown}; run 'pimmodel explore STUDY.toml --storage "
@@ -119,83 +168,338 @@ def check_file(location: Location, must_exist: bool) -> None:
         raise StudyError(f"storage {location.shown}: cannot create files in {path.parent}")
 
 
+def _journal_problem(path: Path) -> str | None:
+    """Why ``path`` is not an Optuna journal file (None: it is one, or empty). Reads its first record only;
+    the records after it are checked by Optuna's reader when the storage opens, before anything is written."""
+    with path.open("rb") as f:
+        head = f.read(HEAD_BYTES)
+    if not head:
+        return None
+    if head.startswith(SQLITE_HEADER):
+        return f"{path} is a SQLite database, not an Optuna journal; give sqlite:///{path}"
+    if not head.startswith(RECORD_START):
+        return f"{path} is not an Optuna journal file (it does not start with a journal record)"
+    first, newline, _ = head.partition(b"\n")
+    if newline:
+        try:
+            record = json.loads(first)
+        except (ValueError, UnicodeDecodeError):
+            return f"{path} is not an Optuna journal file (its first line is not a journal record)"
+        if not isinstance(record, dict) or not isinstance(record.get("op_code"), int):
+            return f"{path} is not an Optuna journal file (its first line is not a journal record)"
+    return None
+
+
+def _sqlite_problem(path: Path) -> str | None:
+    with path.open("rb") as f:
+        head = f.read(len(SQLITE_HEADER))
+    if not head or head == SQLITE_HEADER:
+        return None
+    if head.startswith(RECORD_START[:len(head)]):
+        return f"{path} is an Optuna journal file, not a SQLite database; give the path alone: {path}"
+    return f"{path} is not a SQLite database"
+
+
+def _torn_tail(path: Path) -> tuple[int, bool] | None:
+    """Where an unfinished last line of the journal starts, and whether it is a torn record (the start of one);
+    None when the file ends with a whole line."""
+    size = path.stat().st_size
+    if size == 0:
+        return None
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return None
+        end = size
+        while end > 0:
+            start = max(0, end - HEAD_BYTES)
+            f.seek(start)
+            newline = f.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        f.seek(end)
+        tail = f.read(len(RECORD_START))
+    return end, tail.startswith(RECORD_START) or RECORD_START.startswith(tail)
+
+
 def open_storage(url: str, must_exist: bool = False) -> optuna.storages.BaseStorage:
     """An Optuna storage for ``url``. ``must_exist`` (``explore show``, which only reads): a missing file is
-    an error, not a new empty storage, and a journal is not repaired. A malformed URL, an unreachable
-    database or a missing driver is a one-line StudyError."""
+    an error, not a new empty storage, and a journal is not repaired. A malformed URL, a file of another kind,
+    an unreachable database or a missing driver is a one-line StudyError."""
     location = locate(url)
     check_file(location, must_exist)
     if location.kind == "journal":
         return _open_journal(location, writing=not must_exist)
+    if location.kind == "redis":
+        return _open_redis(location)
     return _open_rdb(location)
 
 
 def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStorage:
     from optuna.storages.journal import JournalFileBackend, JournalStorage
 
+    assert location.path is not None
+    path = str(location.path)
     with storage_errors(location):
-        if writing:
-            _drop_partial_record(location)
-        try:
-            return JournalStorage(JournalFileBackend(str(location.path)))
+        try:  # Optuna's reader checks every record and skips a torn last one: nothing is changed yet
+            storage = JournalStorage(JournalFileBackend(path, lock_obj=PidLock(path)))
         except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
-            raise StudyError(f"storage {location.shown} is not an Optuna journal file ({_reason(exc)}); "
-                             "give another file") from None
+            raise StudyError(f"storage {location.shown} is not an Optuna journal file ({_reason(exc)}); the file "
+                             "was not changed; give another file") from None
+        if writing:
+            tail = _torn_tail(location.path)
+            if tail is not None and not tail[1]:
+                raise StudyError(f"storage {location.shown}: its last line is not a journal record (a record "
+                                 "would be glued to it); the file was not changed; give another file")
+            if tail is not None:
+                _drop_torn_record(location)
+    return storage
 
 
-def _open_rdb(location: Location) -> optuna.storages.BaseStorage:
-    """Optuna's RDBStorage. Processes that open a fresh database at the same moment race to create
-    Optuna's tables; the loser sees "already exists" and simply opens again."""
-    _install_sqlite_pragmas()
-    for attempt in range(CREATE_RETRIES):
-        try:
-            return optuna.storages.RDBStorage(location.url, heartbeat_interval=None)
-        except Exception as exc:  # sqlalchemy raises many kinds: bad dialect, driver missing, unreachable
-            reason = _reason(exc)
-            if attempt + 1 < CREATE_RETRIES and ("already exists" in reason or "duplicate key" in reason):
-                time.sleep(0.2 * (attempt + 1))
-                continue
-            hint = ""
-            if isinstance(exc, ImportError) or type(exc).__name__ == "NoSuchModuleError":
-                hint = "; install the database driver, e.g. pip install 'pimmodel[postgres]' for postgresql+psycopg://"
-            raise StudyError(f"cannot open storage {location.shown}: {reason}{hint}") from None
-    raise AssertionError("unreachable")
-
-
-def _drop_partial_record(location: Location) -> None:
-    """Cut an unfinished last line (a write that failed on a full disk) off the journal, under Optuna's
-    lock file: every writer appends whole lines under that lock, so a last line without its newline is
-    never still being written, and a later append would otherwise glue a record to it and make the file
-    unreadable."""
-    from optuna.storages.journal import JournalFileSymlinkLock
-
+def _drop_torn_record(location: Location) -> None:
+    """Cut a torn last record (a write that failed on a full disk, or a kill) off the journal, under its lock:
+    every writer appends whole lines under that lock, so a last line without its newline is never still being
+    written, and a later append would otherwise glue a record to it and make the file unreadable."""
     path = location.path
-    if path is None or not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as f:
-        f.seek(-1, os.SEEK_END)
-        if f.read(1) == b"\n":
-            return
-    lock = JournalFileSymlinkLock(str(path))
+    assert path is not None
+    lock = PidLock(str(path))
     lock.acquire()
     try:
-        with path.open("r+b") as f:
-            size = f.seek(0, os.SEEK_END)
-            end = size
-            while end > 0:
-                start = max(0, end - 65536)
-                f.seek(start)
-                newline = f.read(end - start).rfind(b"\n")
-                if newline >= 0:
-                    end = start + newline + 1
-                    break
-                end = start
-            if end < size:
+        tail = _torn_tail(path)
+        if tail is not None and tail[1]:
+            end = tail[0]
+            cut = path.stat().st_size - end
+            with path.open("r+b") as f:
                 f.truncate(end)
+            log.warning("storage %s: cut off a torn last record (%s bytes) left by an interrupted write",
+                        location.shown, f"{cut:,}")
     finally:
         lock.release()
 
 
+def _open_redis(location: Location) -> optuna.storages.BaseStorage:
+    from optuna.storages.journal import JournalRedisBackend, JournalStorage
+
+    try:
+        import redis  # noqa: F401 - Optuna's JournalRedisBackend needs it
+    except ImportError:
+        raise StudyError(f"storage {location.shown} needs the redis package; pip install 'pimmodel[redis]'") from None
+    with storage_errors(location), _quiet(optuna.exceptions.ExperimentalWarning):
+        try:
+            return JournalStorage(JournalRedisBackend(location.url))
+        except Exception as exc:
+            if type(exc).__module__.startswith("redis"):
+                raise StudyError(f"cannot open storage {location.shown}: {_reason(exc)}") from None
+            raise
+
+
+def _open_rdb(location: Location) -> optuna.storages.BaseStorage:
+    """Optuna's RDBStorage. Processes that open a fresh database at the same moment race to create Optuna's
+    tables and version rows; a writer that loses sees the database's own error for it (a table or row that
+    already exists, a lock held by another) and opens again."""
+    sqlite = location.path is not None
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": SQLITE_TIMEOUT_S}} if sqlite else {}
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            storage = optuna.storages.RDBStorage(location.url, engine_kwargs=kwargs, heartbeat_interval=None)
+        except Exception as exc:  # sqlalchemy raises many kinds: bad dialect, driver missing, unreachable
+            if attempt + 1 < CREATE_ATTEMPTS and _creation_race(exc):
+                time.sleep(random.uniform(0.05, 0.1) * (attempt + 1))
+                continue
+            hint = ""
+            if isinstance(exc, ImportError) or type(exc).__name__ == "NoSuchModuleError":
+                hint = "; install the database driver, e.g. pip install 'pimmodel[postgres]' for postgresql+psycopg://"
+            raise StudyError(f"cannot open storage {location.shown}: {_reason(exc)}{hint}") from None
+        if sqlite:
+            _sqlite_pragmas(storage)
+        return storage
+    raise AssertionError("unreachable")
+
+
+def _creation_race(exc: BaseException) -> bool:
+    """Whether ``exc`` is what a writer sees when another creates the same tables or rows at the same moment,
+    told by the exception's class, never by its message: an integrity error (a version row or a type that
+    already exists), SQLite's operational error (a table that already exists, a database locked by another
+    writer: SQLite has one class for both), PostgreSQL's duplicate table or object, or a deadlock between two
+    creators. Optuna wraps some of them in ``StorageInternalError``; its cause is looked at then."""
+    import sqlalchemy.exc
+
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, sqlalchemy.exc.IntegrityError):
+            return True
+        if isinstance(exc, sqlalchemy.exc.DBAPIError):
+            orig = exc.orig
+            if isinstance(orig, sqlite3.OperationalError | sqlite3.IntegrityError):
+                return True
+            return _postgres_race(orig)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        seen += 1
+    return False
+
+
+def _postgres_race(orig: BaseException | None) -> bool:
+    try:
+        from psycopg import errors
+    except ImportError:
+        return False
+    return isinstance(orig, errors.DuplicateTable | errors.DuplicateObject | errors.UniqueViolation
+                      | errors.TransactionRollback | errors.DeadlockDetected)
+
+
+def _sqlite_pragmas(storage: optuna.storages.RDBStorage) -> None:
+    """This storage's SQLite connections (its own engine only, never another engine of the process) in WAL mode
+    with ``synchronous=NORMAL``: several worker processes can write one file, and a committed trial survives the
+    process being killed. The busy timeout is the connection's own (``connect_args``)."""
+    from sqlalchemy import event
+
+    def pragmas(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    engine = storage.engine
+    event.listen(engine, "connect", pragmas)
+    engine.dispose()  # the connections made while creating the tables reconnect with the pragmas
+
+
+# ---------------------------------------------------------------- the journal's lock file
+def _host() -> str:
+    return socket.gethostname().replace("@", "_") or "localhost"
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux), '' where it cannot be read: with the pid it
+    names one process, even after the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+class PidLock(JournalFileSymlinkLock):
+    """The journal's lock file ``FILE.lock`` (the symlink Optuna's own writers and optuna-dashboard create), with
+    its holder named: it points at an owner file ``.FILE.lock-owner@HOST@PID@START`` beside the journal, which
+    exists while the lock is held. A lock whose holder is a process of this machine that is gone (kill -9) is
+    broken at once; a lock held by a process of another machine, or by Optuna's own writers (they link to the
+    journal itself), is broken after ``LOCK_GRACE_S`` unchanged, as Optuna does."""
+
+    def __init__(self, filepath: str) -> None:
+        super().__init__(filepath, grace_period=LOCK_GRACE_S)
+        self._dir = os.path.dirname(self._lock_file) or "."
+        self._owner_name = (f".{os.path.basename(filepath)}.lock-owner@{_host()}@{os.getpid()}@"
+                            f"{_start_time(os.getpid())}")
+        self._owner = os.path.join(self._dir, self._owner_name)
+
+    def acquire(self) -> bool:
+        sleep_s = 0.001
+        seen: str | None = None
+        since = time.monotonic()
+        with open(self._owner, "ab"):
+            pass
+        try:
+            while True:
+                try:
+                    os.symlink(self._owner_name, self._lock_file)
+                    return True
+                except FileExistsError:
+                    pass
+                holder = _readlink(self._lock_file)
+                if holder is None:  # released meanwhile
+                    continue
+                if holder != seen:
+                    seen, since = holder, time.monotonic()
+                if self._dead(holder):
+                    self._break(holder, "its holder, process {pid} on this machine, is gone")
+                    continue
+                if time.monotonic() - since > LOCK_GRACE_S and self._pid_of(holder) is None:
+                    self._break(holder, f"it has not changed for {LOCK_GRACE_S} s")
+                    continue
+                time.sleep(sleep_s)
+                sleep_s = min(sleep_s * 2, 0.05)
+        except BaseException:
+            _unlink(self._owner)
+            raise
+
+    def release(self) -> None:
+        moved = f"{self._lock_file}{uuid.uuid4().hex}.rename"
+        try:
+            os.rename(self._lock_file, moved)
+            os.unlink(moved)
+        except OSError:
+            raise RuntimeError("Error: did not possess lock") from None
+        finally:
+            _unlink(self._owner)
+
+    def _pid_of(self, holder: str) -> tuple[str, int, str] | None:
+        """(host, pid, start time) of a pimmodel holder of this journal's lock, None for any other link."""
+        prefix = f".{os.path.basename(self._lock_target_file)}.lock-owner@"
+        if not holder.startswith(prefix):
+            return None
+        parts = holder[len(prefix):].split("@")
+        if len(parts) != 3 or not parts[1].isdigit():
+            return None
+        return parts[0], int(parts[1]), parts[2]
+
+    def _dead(self, holder: str) -> bool:
+        owner = self._pid_of(holder)
+        if owner is None:
+            return False
+        host, pid, started = owner
+        if host != _host() or pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass
+        return bool(started) and _start_time(pid) not in ("", started)
+
+    def _break(self, holder: str, why: str) -> None:
+        """Remove the lock if it still names ``holder``, under a second lock so that two writers breaking the
+        same stale lock cannot remove the lock the first of them then takes."""
+        breaker = f"{self._lock_file}.break"
+        try:
+            os.symlink(self._owner_name, breaker)
+        except FileExistsError:
+            other = _readlink(breaker)
+            if other is not None and self._dead(other):
+                _unlink(breaker)
+            time.sleep(0.001)
+            return
+        try:
+            if _readlink(self._lock_file) == holder:
+                _unlink(self._lock_file)
+                if self._pid_of(holder) is not None:
+                    _unlink(os.path.join(self._dir, holder))
+                owner = self._pid_of(holder)
+                log.warning("broke the lock file %s: %s", self._lock_file,
+                            why.format(pid=owner[1] if owner else "?"))
+        finally:
+            _unlink(breaker)
+
+
+def _readlink(path: str) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise
+
+
+# ---------------------------------------------------------------- errors
 @contextmanager
 def storage_errors(location: Location) -> Iterator[None]:
     """Turn the I/O and database errors of a storage call into one-line StudyErrors."""
@@ -207,15 +511,24 @@ def storage_errors(location: Location) -> Iterator[None]:
         raise StudyError(f"cannot write to storage {location.shown}: {exc.strerror or _reason(exc)}; "
                          "free space or choose another --storage, then re-run to resume") from None
     except optuna.exceptions.StorageInternalError as exc:
-        raise StudyError(f"storage {location.shown} failed: {_reason(exc)}") from None
+        raise StudyError(f"storage {location.shown} failed: {_reason(exc.__cause__ or exc)}") from None
     except Exception as exc:
-        if type(exc).__module__.startswith("sqlalchemy"):
+        if type(exc).__module__.startswith(("sqlalchemy", "redis")):
             raise StudyError(f"storage {location.shown} failed: {_reason(exc)}") from None
         raise
 
 
 def _reason(exc: BaseException) -> str:
-    return _hide_password(" ".join(str(exc).split()))[:200] or type(exc).__name__
+    """The database's own message of ``exc`` (for SQLAlchemy errors: the driver's, without SQLAlchemy's echo of
+    the statement and its parameters), on one line, passwords hidden, never cut mid-sentence."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig) if orig is not None and str(orig) else str(exc)
+    text = text.split("\n[SQL:", 1)[0].split("\n(Background on", 1)[0]
+    text = _hide_password(" ".join(text.split()))
+    if len(text) > 300:  # a driver's message with a long statement in it: keep its first sentence whole
+        first = text.split(". ", 1)[0]
+        text = first if len(first) <= 300 else first[:297] + "..."
+    return text or type(exc).__name__
 
 
 def _hide_password(text: str) -> str:
@@ -225,32 +538,19 @@ def _hide_password(text: str) -> str:
     return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", text)
 
 
-def _quote(text: str) -> str:
-    import shlex
+def _drop_password(url: str) -> str:
+    import re
 
-    return shlex.quote(text)
+    return re.sub(r"(://[^:/@\s]+):[^@\s]*@", r"\1@", url)
 
 
-def _install_sqlite_pragmas() -> None:
-    """SQLite files in WAL mode with ``synchronous=NORMAL`` and a busy timeout: several worker processes
-    can write one file, and a committed trial survives the process being killed (SQLAlchemy's public
-    connect event; Optuna's engine is otherwise untouched)."""
-    global _PRAGMAS_INSTALLED
-    if _PRAGMAS_INSTALLED:
-        return
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
+@contextmanager
+def _quiet(category: type[Warning]) -> Iterator[None]:
+    import warnings
 
-    @event.listens_for(Engine, "connect")
-    def _pragmas(connection: Any, _record: Any) -> None:
-        if isinstance(connection, sqlite3.Connection):
-            cursor = connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=60000")
-            cursor.close()
-
-    _PRAGMAS_INSTALLED = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category)
+        yield
 
 
 class TrialStore:
@@ -268,13 +568,21 @@ class TrialStore:
         self._own: set[int] = set()
         """Trial ids this store wrote that the number scan has not passed yet."""
 
-    def append(self, trials: Sequence[FrozenTrial]) -> list[int]:
-        """Persist finished trials; Optuna numbers each one under its lock. Returns their trial ids."""
-        ids = []
-        with storage_errors(self.location):
-            for t in trials:
-                ids.append(self.storage.create_new_trial(self.study_id, template_trial=t))
-        self._own.update(ids)
+    def append(self, trials: Sequence[FrozenTrial], stop: Callable[[], bool] | None = None) -> list[int]:
+        """Persist finished trials; Optuna numbers each one under its lock. Returns the ids of the trials
+        stored: ``stop()`` true ends the batch after the trial being written, and a ``stop`` with a
+        ``deferring()`` context (``study.StopRequest``) holds a Ctrl-C until that trial is written whole."""
+        ids: list[int] = []
+        guard: Callable[[], AbstractContextManager[Any]] = getattr(stop, "deferring", nullcontext)
+        try:
+            with storage_errors(self.location):
+                for t in trials:
+                    with guard():
+                        ids.append(self.storage.create_new_trial(self.study_id, template_trial=t))
+                    if stop is not None and stop():
+                        break
+        finally:
+            self._own.update(ids)
         return ids
 
     def read_all(self) -> list[FrozenTrial]:

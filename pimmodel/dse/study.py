@@ -15,17 +15,21 @@ and optuna-dashboard read), and the constraint names are a study user attribute.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
+import logging
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -35,8 +39,9 @@ import optuna
 from optuna.trial import BaseTrial, FrozenTrial, TrialState
 
 from ..errors import PimModelError, StudyError
+from ..version import environment
 from .objective import Evaluator
-from .space import Parameter, StudySpec
+from .space import OPTIMIZER_FIELD, STRUCTURAL_FIELD, Parameter, StudySpec
 from .storage import DEFAULT_STORAGE, Location, TrialStore, locate, open_storage, storage_errors
 
 Progress = Callable[[int, float | None], None]
@@ -47,8 +52,28 @@ Opened = Callable[["OpenedStudy", "int | None"], None]
 CONSTRAINTS_KEY = "constraints"
 """The trial system attribute Optuna's samplers (``constraints_func``) and optuna-dashboard read: a list
 of constraint values, feasible when all are <= 0."""
+RUN_KEY = "run:"
+"""Study user attributes ``run:TAG``: the provenance of each run that wrote trials (a trial's ``worker``
+user attribute is its TAG); ``provenance`` is the run that created the study."""
+STOP_GRACE_S = 1.0
+"""After Ctrl-C, how long worker processes (sent SIGTERM: they stop after the trial they write) get to end before
+they are killed."""
+WARM_POINTS = 4096
+"""At most this many design points compile every configuration a search can reach before workers start."""
 
-optuna.logging.set_verbosity(optuna.logging.WARNING)
+log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def quiet_optuna() -> Iterator[None]:
+    """Optuna's INFO lines (one per trial told to the in-memory sampler) silenced for the block, and its
+    verbosity put back afterwards: nothing here changes the caller's logging for good."""
+    previous = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(max(previous, optuna.logging.WARNING))
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(previous)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +82,9 @@ class RunResult:
     storage: str
     """The storage as shown to users (absolute file path, no password)."""
     added: int
-    """New trials stored by this run."""
+    """New trials stored by this run (this process and its workers)."""
     elapsed_s: float
+    """Wall time of this run's trials."""
     interrupted: bool = False
     """Stopped early on request (Ctrl-C); every counted trial is stored."""
 
@@ -160,11 +186,13 @@ def _changes(stored: dict[str, Any], current: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- opening
 def open_study(spec: StudySpec, storage_url: str, resume_anyway: bool = False,
-               evaluator: Evaluator | None = None) -> OpenedStudy:
-    """Create the stored study, or load it when its definition is unchanged (or ``resume_anyway``)."""
+               evaluator: Evaluator | None = None, provenance: Mapping[str, Any] | None = None) -> OpenedStudy:
+    """Create the stored study, or load it when its definition is unchanged (or ``resume_anyway``); any
+    number of writers may do so at the same moment (Optuna's ``load_if_exists`` and ``storage.open_storage``
+    settle the races)."""
     location = locate(storage_url)
     storage = open_storage(storage_url)
-    with storage_errors(location):
+    with storage_errors(location), quiet_optuna():
         try:
             storage.get_study_id_from_name(spec.name)
             existed = True
@@ -177,7 +205,7 @@ def open_study(spec: StudySpec, storage_url: str, resume_anyway: bool = False,
             raise StudyError(f"study {spec.name!r} in {location.shown}: {exc}") from None
         if existed:
             _check_definition(spec, study, location, resume_anyway)
-        _describe(spec, study, evaluator or Evaluator(spec))
+        _describe(spec, study, evaluator or Evaluator(spec), provenance)
         study_id = storage.get_study_id_from_name(spec.name)
     return OpenedStudy(study, TrialStore(storage, study_id, location), location, existed)
 
@@ -199,28 +227,33 @@ def _check_definition(spec: StudySpec, study: optuna.Study, location: Location, 
                      "trials to it")
 
 
-def _describe(spec: StudySpec, study: optuna.Study, evaluator: Evaluator) -> None:
-    """Name the objectives (optuna-dashboard's axis titles) and record the definition, once."""
+def _describe(spec: StudySpec, study: optuna.Study, evaluator: Evaluator,
+              provenance: Mapping[str, Any] | None = None) -> None:
+    """Name the objectives with their units (optuna-dashboard's axis titles) and record the definition and the
+    provenance of the run that creates the study, once."""
     names = [o.name for o in spec.objectives]
     attrs = study.user_attrs
     defn = definition(spec)
     if attrs.get("definition") is None:
+        if "provenance" not in attrs:
+            study.set_user_attr("provenance", dict(provenance) if provenance is not None else environment())
         study.set_user_attr("definition", defn)
         study.set_user_attr("definition_sha256", fingerprint(defn))
         study.set_user_attr("objectives", names)
         study.set_user_attr("constraint_names", evaluator.constraint_names)
         study.set_user_attr("parameters", [p.name for p in spec.parameters])
-    if study.metric_names != names:
+    labels = [o.label for o in spec.objectives]  # with units: optuna-dashboard's axis and column titles
+    if study.metric_names != labels:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            study.set_metric_names(names)
+            study.set_metric_names(labels)
 
 
 def stored_trials(spec: StudySpec, storage_url: str) -> list[FrozenTrial]:
     """All finished trials of the stored study, in number order; a missing storage or study is an error."""
     location = locate(storage_url)
     storage = open_storage(storage_url, must_exist=True)
-    with storage_errors(location):
+    with storage_errors(location), quiet_optuna():
         try:
             study_id = storage.get_study_id_from_name(spec.name)
         except KeyError:
@@ -235,32 +268,50 @@ def stored_trials(spec: StudySpec, storage_url: str) -> list[FrozenTrial]:
 def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None = None,
         timeout_s: float | None = None, seed: int | None = None, progress: Progress | None = None,
         resume_anyway: bool = False, stop: Callable[[], bool] | None = None,
-        opened: Opened | None = None) -> RunResult:
-    """Run ``trials`` new trials (default: the study's) in this process; ``stop()`` true ends the run
-    after the batch being scored is stored."""
+        opened: Opened | None = None, provenance: Mapping[str, Any] | None = None) -> RunResult:
+    """Run ``trials`` new trials (default: the study's) in this process; ``stop()`` true ends the run after
+    the trial being written (a ``StopRequest`` as ``stop`` also ends it at once, outside a write, when its
+    signal arrives: every trial counted is stored). ``provenance`` (``pimmodel.api.provenance``'s record; by
+    default what ``version.environment`` knows) is stored with the study."""
     budget = spec.trials if trials is None else trials
     seed = spec.seed if seed is None else seed
-    evaluator = Evaluator(spec)
-    study = open_study(spec, storage_url, resume_anyway, evaluator)
-    store = study.store
-    shadow = optuna.create_study(directions=spec.directions, sampler=make_sampler(spec, seed))
-    stored = store.read_all()
-    _add(shadow, stored)
-    if opened is not None:
-        opened(study, len(stored))
-    tag = f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     start, added, stopped = time.perf_counter(), 0, False
-    while added < budget and (timeout_s is None or time.perf_counter() - start < timeout_s):
-        if stop is not None and stop():
+    with quiet_optuna():
+        evaluator = Evaluator(spec)
+        study = open_study(spec, storage_url, resume_anyway, evaluator, provenance)
+        store = study.store
+        shadow = optuna.create_study(directions=spec.directions, sampler=make_sampler(spec, seed))
+        stored = store.read_all()
+        _add(shadow, stored)
+        if opened is not None:
+            opened(study, len(stored))
+        tag = f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        _record_run(study, tag, provenance, seed)
+        start = time.perf_counter()
+        try:
+            while added < budget and (timeout_s is None or time.perf_counter() - start < timeout_s):
+                if stop is not None and stop():
+                    stopped = True
+                    break
+                batch = [shadow.ask() for _ in range(min(spec.batch, budget - added))]
+                added += len(store.append(_score(evaluator, shadow, batch, tag), stop))
+                _add(shadow, store.read_new())
+                if progress is not None:
+                    progress(added, _best(shadow, spec))
+        except KeyboardInterrupt:  # a StopRequest's signal outside a write: every trial counted is stored
             stopped = True
-            break
-        batch = [shadow.ask() for _ in range(min(spec.batch, budget - added))]
-        store.append(_score(evaluator, shadow, batch, tag))
-        added += len(batch)
-        _add(shadow, store.read_new())
-        if progress is not None:
-            progress(added, _best(shadow, spec))
+    stopped = stopped or (stop is not None and stop())
     return RunResult(spec.name, study.location.shown, added, time.perf_counter() - start, stopped)
+
+
+def _record_run(study: OpenedStudy, tag: str, provenance: Mapping[str, Any] | None, seed: int | None) -> None:
+    """The provenance of this run as the study user attribute ``run:TAG`` (its trials carry ``worker`` =
+    TAG), and as ``provenance`` when the study has none yet (the run that created it)."""
+    record = dict(provenance) if provenance is not None else {**environment(), "seed": seed}
+    with storage_errors(study.location):
+        study.study.set_user_attr(f"{RUN_KEY}{tag}", record)
+        if "provenance" not in study.study.user_attrs:
+            study.study.set_user_attr("provenance", record)
 
 
 def _add(shadow: optuna.Study, trials: Sequence[FrozenTrial]) -> None:
@@ -304,38 +355,69 @@ def _best(study: optuna.Study, spec: StudySpec) -> float | None:
 
 # ---------------------------------------------------------------- Ctrl-C and worker processes
 class StopRequest:
-    """Ctrl-C as a request: the first SIGINT lets the batch being scored be stored and then stops; a second
-    one interrupts at once (Python's default). Callable: true once requested."""
+    """A signal (Ctrl-C's SIGINT; SIGTERM in a worker process) as a request to stop. Outside a write it stops
+    at once (``KeyboardInterrupt``: nothing is being written); inside ``deferring()`` (one trial's write) the
+    write ends whole first and the run stops after it. A second signal during a write interrupts at once.
+    Callable: true once requested (or once ``also()`` is true)."""
 
-    def __init__(self) -> None:
+    def __init__(self, signum: int = signal.SIGINT, also: Callable[[], bool] | None = None) -> None:
+        self.signum = signum
         self.requested = False
+        self._also = also
         self._previous: Any = None
+        self._writing = 0
 
     def __enter__(self) -> StopRequest:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._previous = signal.signal(self.signum, self._handle)
         return self
 
     def _handle(self, _signum: int, _frame: FrameType | None) -> None:
+        again = self.requested
         self.requested = True
-        signal.signal(signal.SIGINT, self._previous)
+        if not self._writing or again:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        """The block (one trial's write) is not cut by the signal; the stop happens after it."""
+        self._writing += 1
+        try:
+            yield
+        finally:
+            self._writing -= 1
 
     def __exit__(self, *_exc: object) -> None:
         if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            signal.signal(self.signum, self._previous)
 
     def __call__(self) -> bool:
-        return self.requested
+        return self.requested or (self._also is not None and self._also())
+
+
+def warm(evaluator: Evaluator) -> None:
+    """Score one design of every structural choice the study searches (optimizer x link topology), so that
+    every configuration's equations are compiled, and cached on disk, here and once: worker processes then
+    load them instead of each compiling them in its first batch (minutes on a cold cache)."""
+    params = evaluator.parameters
+    varied = [p for p in params if p.kind == "choice" and p.field in (OPTIMIZER_FIELD, STRUCTURAL_FIELD)]
+    if not varied:
+        return
+    base = {p.name: p.choices[0] if p.kind == "choice" else (int(p.low) if p.kind == "int" else p.low)
+            for p in params}
+    combos = itertools.islice(itertools.product(*(p.choices for p in varied)), WARM_POINTS)
+    evaluator.evaluate([{**base, **dict(zip((p.name for p in varied), c, strict=True))} for c in combos])
 
 
 def _worker(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
-            resume_anyway: bool, stop: Any, stored: Any, errors: Any, parent_pid: int) -> None:
-    """One worker process: SIGINT is ignored (inherited from the parent); the parent's ``stop`` event, or
-    the parent's death, ends it after its current batch. Input problems go to the parent as one line, not
-    a traceback."""
+            resume_anyway: bool, stop: Any, stored: Any, errors: Any, parent_pid: int,
+            provenance: Mapping[str, Any] | None = None) -> None:
+    """One worker process: SIGINT is ignored (inherited from the parent); the parent's ``stop`` event, the
+    parent's death or SIGTERM (the parent's last word) ends it after the trial it writes. Input problems go
+    to the parent as one line, not a traceback."""
     counted = [0]
 
-    def stopped() -> bool:
+    def parent_says_stop() -> bool:
         return bool(stop.is_set()) or os.getppid() != parent_pid
 
     def progress(done: int, _best_value: float | None) -> None:
@@ -344,54 +426,88 @@ def _worker(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | N
         counted[0] = done
 
     try:
-        run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, stopped)
+        with StopRequest(signal.SIGTERM, also=parent_says_stop) as request:
+            result = run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, request,
+                         provenance=provenance)
     except PimModelError as exc:
         errors.put(str(exc))
         raise SystemExit(2) from None
+    except KeyboardInterrupt:  # SIGTERM while the study was opening: nothing of this worker's is stored
+        result = None
+    if result is None or result.interrupted:  # every write is whole: end now, not after the interpreter's teardown
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
                 workers: int, progress: Progress | None = None, resume_anyway: bool = False,
-                stop: Callable[[], bool] | None = None, opened: Opened | None = None) -> RunResult:
+                stop: Callable[[], bool] | None = None, opened: Opened | None = None,
+                provenance: Mapping[str, Any] | None = None) -> RunResult:
     """``workers`` local processes on one storage, the trial budget split between them; worker i is
     seeded with seed + i (one worker: ``run`` in this process). ``progress`` gets the trials stored so
-    far (and no best value); ``stop()`` true ends every worker after its current batch is stored."""
+    far (and no best value); ``stop()`` true (or Ctrl-C here) ends every worker after the trial it writes,
+    within ``STOP_GRACE_S``. The equations are compiled here, once, before the workers start."""
     if workers <= 1:
-        return run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, stop, opened)
-    study = open_study(spec, storage_url, resume_anyway)  # create it once, before the workers race to
+        return run(spec, storage_url, trials, timeout_s, seed, progress, resume_anyway, stop, opened, provenance)
+    with quiet_optuna():
+        evaluator = Evaluator(spec)
+        warm(evaluator)
+        study = open_study(spec, storage_url, resume_anyway, evaluator, provenance)  # once, before the workers
     if opened is not None:
         opened(study, None)
     ctx = multiprocessing.get_context("spawn")
     halt, stored, errors = ctx.Event(), ctx.Value("q", 0), ctx.SimpleQueue()
     shares = [trials // workers + (1 if i < trials % workers else 0) for i in range(workers)]
     procs = [ctx.Process(target=_worker, args=(spec, storage_url, n, timeout_s, None if seed is None else seed + i,
-                                               True, halt, stored, errors, os.getpid()))
+                                               True, halt, stored, errors, os.getpid(), provenance))
              for i, n in enumerate(shares)]
     start = time.perf_counter()
-    _start_ignoring_sigint(procs)
+    interrupted = False
     try:
+        _start_ignoring_sigint(procs)
         while any(p.is_alive() for p in procs):
             if (stop is not None and stop()) or not errors.empty():
                 halt.set()
             if progress is not None:
                 progress(stored.value, None)
-            time.sleep(0.2)
+            time.sleep(0.1)
+    except KeyboardInterrupt:  # Ctrl-C (a StopRequest as ``stop``): the workers stop after their writes
+        interrupted = True
     finally:
         halt.set()
-        for p in procs:
-            p.join(timeout=30)
-            if p.is_alive():
-                p.terminate()
+        _stop(procs, at_once=interrupted)
     messages = []
     while not errors.empty():
         messages.append(errors.get())
     if messages:
         raise StudyError(f"{messages[0]} (in {len(messages)} of {workers} worker processes)")
     failed = [p.exitcode for p in procs if p.exitcode]
-    if failed:
+    if failed and not interrupted:
         raise StudyError(f"{len(failed)} of {workers} worker processes failed (exit codes {failed})")
-    interrupted = stop is not None and stop()
+    interrupted = interrupted or (stop is not None and stop())
     return RunResult(spec.name, study.location.shown, stored.value, time.perf_counter() - start, interrupted)
+
+
+def _stop(procs: Sequence[multiprocessing.process.BaseProcess], at_once: bool) -> None:
+    """End the workers (told to stop by the event): ``at_once`` (Ctrl-C) by SIGTERM, which a worker takes as a
+    stop after the trial it writes, else after ``STOP_GRACE_S`` of waiting; SIGKILL for any still there
+    ``STOP_GRACE_S`` later."""
+    if not at_once:
+        deadline = time.monotonic() + STOP_GRACE_S
+        for p in procs:
+            if p.pid is not None:
+                p.join(timeout=max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.pid is not None and p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for p in procs:
+        if p.pid is not None:
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join()
 
 
 def _start_ignoring_sigint(procs: Sequence[multiprocessing.process.BaseProcess]) -> None:
@@ -408,5 +524,5 @@ def _start_ignoring_sigint(procs: Sequence[multiprocessing.process.BaseProcess])
 
 
 __all__ = ["DEFAULT_STORAGE", "OpenedStudy", "RunResult", "StopRequest", "constraints_of", "definition",
-           "is_feasible", "make_sampler", "objective_function", "open_study", "run", "run_workers",
-           "stored_form", "stored_trials", "suggest"]
+           "is_feasible", "make_sampler", "objective_function", "open_study", "quiet_optuna", "run", "run_workers",
+           "stored_form", "stored_trials", "suggest", "warm"]

@@ -107,8 +107,10 @@ def print_study(record: Mapping[str, Any]) -> None:
         console.print(escape(f"wrote {p}"), highlight=False)
     console.print(escape(f"stored in {record['storage']}"), highlight=False)
     if record.get("dashboard"):
-        console.print(escape(f"dashboard: {record['dashboard']}  (pip install 'pimmodel[dashboard]')"),
-                      highlight=False)
+        console.print(escape(f"dashboard: {record['dashboard']}  (pip install 'pimmodel[dashboard]'; or "
+                             f"pimmodel explore show STUDY.toml --dashboard)"), highlight=False)
+    if record.get("optuna"):
+        console.print(escape(f"optuna: {record['optuna']}"), highlight=False)
 
 
 def print_sensitivity(record: Mapping[str, Any], top: int) -> None:

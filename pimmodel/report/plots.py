@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..atomic import check_writable, replacing
 from ..errors import PimModelError
@@ -24,11 +24,12 @@ PHASE_COLORS = {"dpu_compute": "#4C72B0", "mram_wram_dma": "#8172B2", "host_to_p
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
-def new_figure(width_in: float, height_in: float) -> Figure:
-    """A detached figure (no pyplot, no backend switch); ``save`` or a notebook renders it."""
+def new_figure(width_in: float, height_in: float, layout: Literal["constrained"] | None = None) -> Figure:
+    """A detached figure (no pyplot, no backend switch); ``save`` or a notebook renders it. ``layout``
+    "constrained" makes room for legends placed outside the axes (``loc="outside ..."``)."""
     from matplotlib.figure import Figure  # matplotlib loads only when a plot is asked for
 
-    return Figure(figsize=(width_in, height_in))
+    return Figure(figsize=(width_in, height_in), layout=layout)
 
 
 def check_plot_path(path: str | Path) -> Path:

@@ -3,8 +3,14 @@ parquet) written whole or not at all.
 
 A record is the dict a command prints with ``--json``. Nested mappings become dotted columns; a list of numbers
 (an interval's ``[low, high]``) becomes one column per item (``.0``, ``.1``); a list of words (the defaults
-``chosen``) one column of ``"; "``-joined text. pandas (and pyarrow, for parquet) load only when asked for:
-neither is a dependency of pimmodel.
+``chosen``) one column of ``"; "``-joined text (an empty list is an empty text, a missing field a missing value).
+pandas (and pyarrow, for parquet) load only when asked for: neither is a dependency of pimmodel.
+
+Columns are typed from all rows together, so that CSV and Parquet agree: whole numbers stay whole (pandas'
+nullable ``Int64``, also where some rows lack the field), numbers with a fraction are ``float64``, truth values
+``boolean``, text ``string``; a missing value is empty in CSV and null in Parquet. When pandas is installed, CSV
+is written through the same typed DataFrame as Parquet. A DataFrame's ``attrs`` and a Parquet file's schema
+metadata (key ``pimmodel``) carry the record's ``provenance``.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import csv
 import importlib
 import importlib.util
 import io
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,11 +60,40 @@ def rows(records: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None =
     return [{**flatten(r), **tail} for r in records]
 
 
-def dataframe(records: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None) -> Any:
-    """A pandas DataFrame of the flat rows, one row per record (columns in first-seen order)."""
+def dataframe(records: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None,
+              attrs: Mapping[str, Any] | None = None) -> Any:
+    """A pandas DataFrame of the flat rows, one row per record (columns in first-seen order, typed as the module
+    docstring says); ``attrs`` (default: ``extra``'s provenance) become the frame's ``attrs``."""
     pandas = require("pandas", "a DataFrame", "pandas")
     flat = rows(records, extra)
-    return pandas.DataFrame(flat, columns=_columns(flat))
+    columns = _columns(flat)
+    frame = pandas.DataFrame({c: _column(pandas, [r.get(c) for r in flat]) for c in columns}, columns=columns)
+    meta = attrs if attrs is not None else {k: v for k, v in (extra or {}).items() if k == "provenance"}
+    frame.attrs.update(meta)
+    return frame
+
+
+def _column(pandas: Any, values: list[Any]) -> Any:
+    dtype = _dtype(values)
+    if dtype == "object":  # mixed kinds (a number in one row, a word in another): text, as CSV has it
+        dtype, values = "string", [None if v is None else str(v) for v in values]
+    return pandas.array(values, dtype=dtype)
+
+
+def _dtype(values: Sequence[Any]) -> str:
+    """The column type of ``values`` (None and NaN are missing): Int64, float64, boolean, string or object."""
+    present = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not present:
+        return "string" if any(v is None for v in values) else "float64"
+    if all(isinstance(v, bool) for v in present):
+        return "boolean"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "Int64"
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return "float64"
+    if all(isinstance(v, str) for v in present):
+        return "string"
+    return "object"
 
 
 def check_output(path: str | Path) -> Path:
@@ -76,15 +112,36 @@ def check_output(path: str | Path) -> Path:
 def write(path: str | Path, records: Sequence[Mapping[str, Any]], extra: Mapping[str, Any] | None = None) -> Path:
     """Write ``records`` to ``path`` by its suffix, atomically: ``.json`` the records as ``--json`` prints them
     (``{**extra, "points": records}``), ``.csv`` / ``.parquet`` one flat row per record with ``extra``'s columns."""
+    return write_record(path, {**(extra or {}), "points": list(records)}, "points")
+
+
+def write_record(path: str | Path, record: Mapping[str, Any], rows_key: str | None = None) -> Path:
+    """Write a command's record to ``path`` by its suffix, atomically: ``.json`` the record as ``--json`` prints
+    it; ``.csv`` / ``.parquet`` one flat row per item of ``record[rows_key]`` (the whole record as one row when
+    ``rows_key`` is None), each with the record's ``provenance`` columns; Parquet also in its schema metadata."""
     target = check_output(path)
     suffix = target.suffix.lower()
     if suffix == ".json":
-        return write_text(target, dumps({**(extra or {}), "points": list(records)}) + "\n")
+        return write_text(target, dumps(record) + "\n")
+    extra = {"provenance": record["provenance"]} if "provenance" in record else {}
+    if rows_key is None:
+        items: Sequence[Mapping[str, Any]] = [{k: v for k, v in record.items() if k != "provenance"}]
+    else:
+        items = [r if isinstance(r, Mapping) else {"value": r} for r in record.get(rows_key) or []]
     if suffix == ".csv":
-        return write_text(target, _csv(rows(records, extra)))
-    frame = dataframe(records, extra)
+        if importlib.util.find_spec("pandas") is None:
+            return write_text(target, _csv(rows(items, extra)))
+        return write_text(target, dataframe(items, extra).to_csv(index=False, lineterminator="\n"))
+    frame = dataframe(items, extra)
+    pyarrow = require("pyarrow", "a .parquet file", "parquet")
+    parquet = importlib.import_module("pyarrow.parquet")
+    table = pyarrow.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    if extra:
+        meta[b"pimmodel"] = dumps(extra).encode("utf-8")
+    table = table.replace_schema_metadata(meta)
     with replacing(target, "wb") as handle:
-        frame.to_parquet(handle, index=False)
+        parquet.write_table(table, handle)
     return target
 
 

@@ -34,9 +34,9 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_B, MEMORY_LIMIT_B))
 
 
-def _one_line_error(p: subprocess.CompletedProcess[str]) -> str:
-    lines = p.stderr.strip().splitlines()
-    assert p.returncode == 2, p.stderr
+def _one_line_error(p: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    lines = [line for line in p.stderr.strip().splitlines() if " INFO " not in line]  # progress lines (no terminal)
+    assert p.returncode == code, p.stderr
     assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in p.stderr + p.stdout, p.stderr
     return lines[0]
 
@@ -62,19 +62,23 @@ def test_default_storage_in_current_directory_and_plots(small, tmp_path: Path) -
     assert p.returncode == 0, p.stderr
     journal = tmp_path / "pimmodel-studies.log"
     assert journal.exists()
-    assert f"small: new study in journal://{journal} (40 trials, 1 process)" in p.stdout
+    assert f"small: new study in {journal} (40 trials, 1 process)" in p.stdout
     assert f"dashboard: optuna-dashboard {journal}" in p.stdout
+    assert f"optuna: optuna best-trials --storage {journal} --study-name small" in p.stdout
     for name in ("pareto_front.png", "history.png", "importances.png"):
         assert (tmp_path / "plots" / name).stat().st_size > 5000
     again = pimmodel("explore", str(SMALL), "--trials", "20", cwd=tmp_path)
-    assert f"small: resuming the study in journal://{journal} (40 trials stored, 20 more, 1 process)" in again.stdout
+    assert f"small: resuming the study in {journal} (40 trials stored, 20 more, 1 process)" in again.stdout
     assert len(stored_trials(small, f"journal://{journal}")) == 60
 
 
 @pytest.mark.parametrize("args, message", [
     (["explore", "BAD"], "unknown hardware field"),
     (["explore", "MISSING"], "missing.toml"),
-    (["explore", str(SMALL), "--storage", "not-a-url"], "is not a URL"),
+    (["explore", str(SMALL), "--storage", ""], "is empty"),
+    (["explore", str(SMALL), "--storage", "sqlite:///TMP/s.db?mode=ro"], "are not applied by pimmodel"),
+    (["explore", str(SMALL), "--port", "9000"], "--port applies to --dashboard"),
+    (["explore", str(SMALL), "--dashboard"], "--dashboard serves a stored study"),
     (["explore", str(SMALL), "--storage", "nosuchdb://x/y"], "cannot open storage"),
     (["explore", "show", str(SMALL), "--storage", "sqlite:///EMPTY.db"], "no storage at"),
     (["explore", "show", str(SMALL), "--storage", "journal://EMPTY.log"], "no storage at"),
@@ -108,7 +112,7 @@ def test_full_disk_stops_with_one_line(workers: int, small, tmp_path: Path) -> N
     p = subprocess.run([*COMMAND, "explore", str(SMALL), "--trials", "100000", "--workers", str(workers), "--storage",
                         url], capture_output=True, text=True, timeout=300, preexec_fn=small_files)
     line = _one_line_error(p)
-    assert f"cannot write to storage {url}: File too large" in line
+    assert f"cannot write to storage {tmp_path / 's.log'}: File too large" in line
     assert (tmp_path / "s.log").stat().st_size <= 256 * 1024
     kept = len(stored_trials(small, url))
     assert kept > 0
@@ -138,9 +142,9 @@ def test_ctrl_c_says_what_was_kept(workers: int, small, tmp_path: Path) -> None:
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    line = _one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, "", err))
-    found = re.fullmatch(rf"error: interrupted; ([\d,]+) new trials stored in {re.escape(url)}; re-run the same "
-                         r"command to resume", line)
+    line = _one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 130)
+    found = re.fullmatch(rf"error: interrupted; ([\d,]+) new trials stored in {re.escape(str(tmp_path / 's.log'))}; "
+                         r"re-run the same command to resume", line)
     assert found, line
     kept = int(found.group(1).replace(",", ""))
     assert kept >= 100 and kept == len(stored_trials(small, url))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import wsgiref.util
 from pathlib import Path
 from typing import Any
@@ -18,17 +19,28 @@ from pimmodel.dse.storage import TrialStore, locate, open_storage
 from pimmodel.dse.study import is_feasible, open_study, run, stored_trials
 from pimmodel.errors import StudyError
 
+OPTUNA_CLI = [sys.executable, "-c", "import sys; from optuna.cli import main; sys.exit(main())"]
+"""Optuna's own CLI (``optuna``) of this interpreter."""
 
-def test_urls_are_parsed_into_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_storage_arguments_as_optuna_and_the_dashboard_take_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
     monkeypatch.chdir(tmp_path)
+    for journal in ("s.log", "journal://s.log", str(tmp_path / "s.log"), f"journal://{tmp_path / 's.log'}"):
+        where = locate(journal)
+        file = str(tmp_path / "s.log")
+        assert (where.kind, where.path, where.shown, where.argument) == ("journal", tmp_path / "s.log", file, file)
     assert locate("journal:///srv/s.log").path == Path("/srv/s.log")
-    assert locate("journal://s.log").path == tmp_path / "s.log"
     assert locate("sqlite:///s.db").path == tmp_path / "s.db"
     assert locate("sqlite:////srv/s.db").shown == "sqlite:////srv/s.db"
+    assert locate("redis://localhost:6379/0").kind == "redis"
     server = locate("postgresql+psycopg://me:secret@db.example:5432/studies")
     assert server.path is None and "secret" not in server.shown and server.shown.endswith("@db.example:5432/studies")
-    assert locate("journal://s.log").dashboard_command() == f"optuna-dashboard {tmp_path / 's.log'}"
-    for bad in ("not-a-url", "sqlite://", "sqlite:///:memory:", "journal://"):
+    assert server.argument == "postgresql+psycopg://me@db.example:5432/studies"  # the password from ~/.pgpass
+    assert locate("s.log").dashboard_command() == f"optuna-dashboard {tmp_path / 's.log'}"
+    assert locate("my dir/s.log").optuna_command("small") == \
+        f"optuna best-trials --storage '{tmp_path / 'my dir' / 's.log'}' --study-name small"
+    for bad in ("", "sqlite://", "sqlite:///:memory:", "journal://", "sqlite:///s.db?mode=ro"):
         with pytest.raises(StudyError):
             locate(bad)
 
@@ -121,7 +133,7 @@ def test_dashboard_shows_named_objectives_and_feasibility(small, storage: str) -
     studies = _get(app, "/api/studies")["study_summaries"]
     assert [s["study_name"] for s in studies] == ["small"]
     detail = _get(app, f"/api/studies/{studies[0]['study_id']}")
-    assert detail["objective_names"] == ["time_per_epoch", "cost"]
+    assert detail["objective_names"] == ["time_per_epoch [s]", "cost [x baseline DPU]"]  # axis titles with units
     constraints = [t["constraints"] for t in detail["trials"]]
     assert all(len(c) == 2 for c in constraints)  # memory, cost
     feasible = [all(v <= 0 for v in c) for c in constraints]
@@ -134,7 +146,7 @@ def test_best_trials_are_feasible_and_our_front(small, storage: str) -> None:  #
 
     run(small, storage, trials=100, seed=2)
     study = optuna.load_study(study_name="small", storage=open_storage(storage))
-    assert study.metric_names == ["time_per_epoch", "cost"]
+    assert study.metric_names == ["time_per_epoch [s]", "cost [x baseline DPU]"]
     assert study.user_attrs["constraint_names"] == ["memory", "cost"]
     best = study.best_trials
     assert best and all(is_feasible(t) for t in best)
@@ -183,3 +195,209 @@ def test_no_private_optuna_module_is_used() -> None:
                 if name.startswith("optuna.") and any(p.startswith("_") for p in name.split(".")[1:]):
                     offenders.append(f"{path.relative_to(package)}:{node.lineno}: {name}")
     assert offenders == []
+
+
+# ---------------------------------------------------------------- nothing written before it is checked
+def _sqlite_file(path: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute("create table studies (x)")
+        conn.execute("insert into studies values (1)")
+
+
+@pytest.mark.parametrize("content", ["sqlite", "text", "random", "text-one-line"])
+@pytest.mark.parametrize("form", ["bare", "journal://"])
+def test_a_file_that_is_no_journal_is_refused_unchanged(content: str, form: str, tmp_path: Path) -> None:
+    """issue 19: a SQLite study, a text file or random bytes given as a journal were "repaired" (truncated)
+    before being refused."""
+    import random
+
+    path = tmp_path / "studies.db"
+    if content == "sqlite":
+        _sqlite_file(path)
+    elif content == "text":
+        path.write_text("first line\nsecond line\nlast line without newline")
+    elif content == "text-one-line":
+        path.write_text("no newline at all")
+    else:
+        path.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(4096)))
+    before = path.read_bytes()
+    url = str(path) if form == "bare" else f"journal://{path}"
+    with pytest.raises(StudyError, match="SQLite database, not an Optuna journal; give sqlite:///" if content ==
+                       "sqlite" else "not an Optuna journal") as info:
+        open_storage(url)
+    assert "the file was not changed" in str(info.value)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["studies.db"]  # no lock or owner file left
+
+
+def test_a_journal_given_as_sqlite_is_refused_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "s.log"
+    optuna.create_study(study_name="s", storage=open_storage(str(path))).add_trials([_trial(0.1)])
+    before = path.read_bytes()
+    with pytest.raises(StudyError, match="is an Optuna journal file, not a SQLite database"):
+        open_storage(f"sqlite:///{path}")
+    assert path.read_bytes() == before
+
+
+def test_only_a_torn_last_record_is_cut(tmp_path: Path) -> None:
+    path = tmp_path / "s.log"
+    optuna.create_study(study_name="s", storage=open_storage(str(path))).add_trials([_trial(0.1)])
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"garbage that is no record")  # not the start of a record: refused, not cut
+    with pytest.raises(StudyError):
+        open_storage(str(path))
+    assert path.read_bytes() == whole + b"garbage that is no record"
+    for torn in (b"{", b'{"op_c', b'{"op_code":5,"worker_id":"ab'):
+        path.write_bytes(whole + torn)
+        open_storage(str(path))
+        assert path.read_bytes() == whole
+    path.write_bytes(whole + b'{"op_code":5')
+    open_storage(str(path), must_exist=True)  # reading never repairs
+    assert path.read_bytes() == whole + b'{"op_code":5'
+
+
+# ---------------------------------------------------------------- the journal's lock file
+def _dead_pid() -> int:
+    import os
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def test_a_lock_left_by_a_dead_process_is_broken_at_once(tmp_path: Path) -> None:
+    """issue 19: after kill -9 the next run waited Optuna's 30 s grace period for the stale lock."""
+    import os
+    import socket
+    import time
+
+    path = tmp_path / "s.log"
+    study = optuna.create_study(study_name="s", storage=open_storage(str(path)))
+    owner = f".s.log.lock-owner@{socket.gethostname()}@{_dead_pid()}@1"
+    (tmp_path / owner).touch()
+    os.symlink(owner, tmp_path / "s.log.lock")
+    start = time.monotonic()
+    study.add_trials([_trial(0.5)])
+    assert time.monotonic() - start < 2
+    assert not os.path.lexists(tmp_path / "s.log.lock") and not (tmp_path / owner).exists()
+    reread = optuna.load_study(study_name="s", storage=open_storage(str(path), must_exist=True))
+    assert [t.params["x"] for t in reread.trials] == [0.5]
+
+
+def test_a_live_holder_is_waited_for(tmp_path: Path) -> None:
+    import os
+    import socket
+    import threading
+    import time
+
+    path = tmp_path / "s.log"
+    study = optuna.create_study(study_name="s", storage=open_storage(str(path)))
+    owner = f".s.log.lock-owner@{socket.gethostname()}@{os.getppid()}@"  # alive (pytest's parent)
+    (tmp_path / owner).touch()
+    os.symlink(owner, tmp_path / "s.log.lock")
+    released = []
+
+    def release() -> None:
+        time.sleep(0.5)
+        released.append(time.monotonic())
+        os.unlink(tmp_path / "s.log.lock")
+
+    threading.Thread(target=release).start()
+    study.add_trials([_trial(0.5)])
+    assert released and time.monotonic() >= released[0]
+
+
+def test_the_lock_is_the_one_optuna_takes(tmp_path: Path) -> None:
+    """pimmodel's writers and Optuna's own (optuna-dashboard's notes, a user's script) exclude each other: both
+    take FILE.lock, and Optuna's reader follows pimmodel's link to a file that exists while it is held."""
+    from optuna.storages.journal import JournalFileSymlinkLock
+
+    from pimmodel.dse.storage import PidLock
+
+    lock = PidLock(str(tmp_path / "s.log"))
+    assert lock._lock_file == JournalFileSymlinkLock(str(tmp_path / "s.log"))._lock_file
+    lock.acquire()
+    try:
+        assert (tmp_path / "s.log.lock").resolve().exists()
+    finally:
+        lock.release()
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- SQLAlchemy: own engines, errors by class
+def test_sqlite_pragmas_only_on_pimmodel_engines(tmp_path: Path) -> None:
+    import sqlalchemy
+
+    ours = open_storage(f"sqlite:///{tmp_path / 'ours.db'}")
+    other = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'other.db'}")
+    with other.connect() as conn:
+        assert conn.exec_driver_sql("pragma journal_mode").scalar() == "delete"  # the user's engine untouched
+    with ours.engine.connect() as conn:  # type: ignore[attr-defined]
+        assert conn.exec_driver_sql("pragma journal_mode").scalar() == "wal"
+
+
+def test_creation_races_are_told_by_class_not_message() -> None:
+    import sqlite3
+
+    import sqlalchemy.exc
+
+    from pimmodel.dse.storage import _creation_race, _reason
+
+    unique = sqlalchemy.exc.IntegrityError("INSERT INTO alembic_version ...", {}, sqlite3.IntegrityError(
+        "UNIQUE constraint failed: alembic_version.version_num"))
+    exists = sqlalchemy.exc.OperationalError("CREATE TABLE studies", {}, sqlite3.OperationalError("anything"))
+    wrapped = optuna.exceptions.StorageInternalError("An exception is raised during the commit.")
+    wrapped.__cause__ = unique
+    assert _creation_race(unique) and _creation_race(exists) and _creation_race(wrapped)
+    assert not _creation_race(ValueError("UNIQUE constraint failed"))  # the words alone are not the class
+    refused = sqlalchemy.exc.OperationalError("connect", {}, ConnectionRefusedError("already exists"))
+    assert not _creation_race(refused)
+    long = sqlalchemy.exc.IntegrityError("INSERT " + "x" * 500, {"p": 1}, sqlite3.IntegrityError(
+        "UNIQUE constraint failed: alembic_version.version_num"))
+    assert _reason(long) == "UNIQUE constraint failed: alembic_version.version_num"  # whole, without the SQL
+
+
+@pytest.mark.slow
+def test_redis_storage(tmp_path: Path) -> None:
+    """redis:// through Optuna's JournalRedisBackend, on a throw-away redis-server on loopback."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("no redis-server on PATH (Debian: apt-get install redis-server); the redis test needs one")
+    pytest.importorskip("redis", reason="the redis extra is not installed (pip install 'pimmodel[redis]')")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"redis://127.0.0.1:{port}/0"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                storage = open_storage(url)
+                break
+            except StudyError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        from pimmodel.dse.space import load_study
+
+        small = load_study(Path(__file__).with_name("small.toml"))
+        run(small, url, trials=40, seed=1)
+        assert len(stored_trials(small, url)) == 40
+        assert len(optuna.load_study(study_name="small", storage=storage).trials) == 40
+        p = subprocess.run([*OPTUNA_CLI, "best-trials", "--storage", url, "--study-name", "small", "-f", "json"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0 and json.loads(p.stdout), p.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

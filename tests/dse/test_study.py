@@ -48,7 +48,7 @@ def test_stored_study_is_a_normal_optuna_study(kind: str, small, tmp_path: Path)
     assert [t.number for t in study.trials] == list(range(40))
     assert [t.params for t in study.trials] == [t.params for t in ours]
     assert [t.values for t in study.trials] == [t.values for t in ours]
-    assert study.metric_names == ["time_per_epoch", "cost"]
+    assert study.metric_names == ["time_per_epoch [s]", "cost [x baseline DPU]"]
     assert study.user_attrs["constraint_names"] == ["memory", "cost"]
     # Optuna's list format (what constraints_func writes and optuna-dashboard reads), one value per name
     assert all(len(t.system_attrs["constraints"]) == 2 for t in study.trials)

@@ -1,0 +1,171 @@
+"""Logging for batch jobs: pimmodel's modules log to the ``pimmodel`` logger and never configure it; the CLI sends
+it to stderr and, with ``--log-file``, to a file. ``-q`` keeps warnings and errors only, ``-v`` adds debug lines.
+
+Progress of long commands goes to the ``pimmodel.progress`` logger as one line per tenth (``STEPS``) of the work
+or per ``interval_s()`` seconds (whichever comes first; a quiet stretch still gets a line a minute), saying what
+is done and what is left. On a terminal rich's progress bars show it instead, so those lines go to the log file
+only; without a terminal (a Slurm job, a pipe) they go to stderr too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+from ..errors import PimModelError
+
+ROOT = "pimmodel"
+PROGRESS = "pimmodel.progress"
+INTERVAL_ENV = "PIMMODEL_LOG_INTERVAL_S"
+"""Seconds between two progress lines at most (default ``INTERVAL_S``)."""
+INTERVAL_S = 60.0
+STEPS = 10
+"""A progress line at least every tenth of the work."""
+FORMAT = "%(asctime)s %(levelname)s %(message)s"
+DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
+_OURS = "_pimmodel_cli"
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler on whatever ``sys.stderr`` is when a line is written (rich's live bar swaps it to print above
+    the bar)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
+def _not_on_terminal(record: logging.LogRecord) -> bool:
+    """Progress lines reach stderr only where no progress bar is drawn."""
+    return not (record.name == PROGRESS and sys.stderr.isatty())
+
+
+def configure(verbose: int = 0, quiet: bool = False, log_file: Path | None = None) -> None:
+    """Send the ``pimmodel`` logger to stderr (and ``log_file``, appended to) at INFO, WARNING with ``quiet``,
+    DEBUG with ``verbose``. Called once per command by the CLI; a library user's logging is never touched."""
+    logger = logging.getLogger(ROOT)
+    for handler in [h for h in logger.handlers if getattr(h, _OURS, False)]:
+        logger.removeHandler(handler)
+        handler.close()
+    level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
+    logger.setLevel(level)
+    logger.propagate = False
+    formatter = logging.Formatter(FORMAT, DATE_FORMAT)
+    stderr = _Stderr()
+    stderr.addFilter(_not_on_terminal)
+    handlers: list[logging.Handler] = [stderr]
+    if log_file is not None:
+        handlers.append(_file_handler(log_file))
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        setattr(handler, _OURS, True)
+        logger.addHandler(handler)
+
+
+def _file_handler(path: Path) -> logging.Handler:
+    from ..atomic import check_writable
+
+    if path.exists() and path.is_file() and not os.access(path, os.W_OK):
+        raise PimModelError(f"--log-file {str(path)!r} is not writable by this user")
+    check_writable(path, "--log-file")
+    try:
+        return logging.FileHandler(path, mode="a", encoding="utf-8")
+    except OSError as exc:
+        raise PimModelError(f"cannot open --log-file {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def interval_s() -> float:
+    try:
+        value = float(os.environ.get(INTERVAL_ENV, INTERVAL_S))
+    except ValueError:
+        raise PimModelError(f"${INTERVAL_ENV} must be a number of seconds, got "
+                            f"{os.environ.get(INTERVAL_ENV)!r}") from None
+    return value if value > 0 else INTERVAL_S
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '12 min', '3.2 h'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class ProgressLog:
+    """Progress lines of one piece of work of ``total`` units (``update(done)``): one per tenth of the work or per
+    ``interval_s()`` (a background timer writes the last state when nothing else did for that long), and one at
+    the end. ``describe(done, total, elapsed_s)`` makes the line's text."""
+
+    def __init__(self, what: str, total: int | None, describe: Callable[[int, int | None, float], str] | None = None
+                 ) -> None:
+        self.what = what
+        self.total = total
+        self.describe = describe or self._describe
+        self.log = logging.getLogger(PROGRESS)
+        self.interval = interval_s()
+        self.start = time.monotonic()
+        self.done = 0
+        self.outcome = "done"
+        """The last line's first word: what the caller says happened ("done", "interrupted")."""
+        self._written_at = self.start
+        self._next_step = 1
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+
+    def __enter__(self) -> ProgressLog:
+        self.log.info("%s: started%s", self.what, "" if self.total is None else f" ({self.total:,} to do)")
+        self._timer = threading.Thread(target=self._tick, name="pimmodel-progress", daemon=True)
+        self._timer.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, _exc: BaseException | None,
+                 _tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._timer is not None:
+            self._timer.join(timeout=1)
+        if kind is None:
+            self._write(self.outcome)
+
+    def update(self, done: int) -> None:
+        with self._lock:
+            self.done = done
+            step = self.total and done * STEPS // self.total
+        if step and step >= self._next_step:
+            self._next_step = step + 1
+            self._write()
+        elif time.monotonic() - self._written_at >= self.interval:
+            self._write()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(min(self.interval, 1.0)):
+            if time.monotonic() - self._written_at >= self.interval:
+                self._write()
+
+    def _write(self, prefix: str = "") -> None:
+        with self._lock:
+            self._written_at = time.monotonic()
+            text = self.describe(self.done, self.total, self._written_at - self.start)
+        self.log.info("%s: %s%s", self.what, f"{prefix}: " if prefix else "", text)
+
+    @staticmethod
+    def _describe(done: int, total: int | None, elapsed_s: float) -> str:
+        if total is None:
+            return f"{done:,} done in {duration(elapsed_s)}"
+        left = max(total - done, 0)
+        eta = f", about {duration(left * elapsed_s / done)} left" if done and left else ""
+        return f"{done:,} of {total:,} done ({done / total:.0%}), {left:,} left, {duration(elapsed_s)} elapsed{eta}"

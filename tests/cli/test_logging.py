@@ -1,0 +1,99 @@
+"""Batch jobs: without a terminal, progress goes to standard logging (one line per tenth of the work or per
+minute, with what is done and what is left); -q, -v and --log-file, which may follow any command."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from support import cli
+
+from pimmodel.cli.logs import ProgressLog
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = str(ROOT / "tests" / "dse" / "small.toml")
+STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (INFO|WARNING|DEBUG|ERROR) ")
+
+
+@pytest.fixture
+def progress_lines() -> Iterator[list[str]]:
+    """The progress logger's lines (a handler of its own: the CLI's configuration, made by earlier in-process
+    commands, stops them from reaching the root logger)."""
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("pimmodel.progress")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_a_quiet_stretch_still_gets_a_line_per_interval(monkeypatch: pytest.MonkeyPatch,
+                                                        progress_lines: list[str]) -> None:
+    monkeypatch.setenv("PIMMODEL_LOG_INTERVAL_S", "0.2")
+    with ProgressLog("job", 10) as lines:
+        lines.update(0)
+        time.sleep(1.3)  # a batch that takes longer than the interval: the timer writes the state
+        lines.update(3)
+    texts = progress_lines
+    assert texts[0] == "job: started (10 to do)" and texts[-1].startswith("job: done: 3 of 10 done (30%), 7 left")
+    assert sum("0 of 10 done" in t for t in texts) >= 3
+
+
+def test_progress_steps_are_tenths(progress_lines: list[str]) -> None:
+    with ProgressLog("job", 1000) as lines:
+        for done in range(0, 1001, 50):
+            lines.update(done)
+    shown = [int(m.group(1).replace(",", "")) for line in progress_lines
+             if (m := re.search(r": ([\d,]+) of 1,000 done", line))]
+    assert shown == [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000]  # the tenths, then "done"
+
+
+@pytest.mark.slow
+def test_quiet_and_log_file_anywhere_on_the_line(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    quiet = cli("explore", SMALL, "--trials", "20", "--storage", str(tmp_path / "s.log"), "-q", "--log-file",
+                str(log))
+    assert quiet.returncode == 0, quiet.stderr
+    assert " INFO " not in quiet.stderr and " INFO " not in log.read_text()  # -q: warnings and errors only
+    loud = cli("--log-file", str(log), "explore", SMALL, "--trials", "20", "--storage", str(tmp_path / "s.log"))
+    assert loud.returncode == 0, loud.stderr
+    lines = log.read_text().splitlines()
+    assert lines and all(STAMP.match(line) for line in lines)
+    assert any(re.search(r"small: done: 20 of 20 new trials stored \(100%\), 0 left", line) for line in lines)
+    bad = cli("predict", "--log-file", str(tmp_path / "no" / "such" / "x.log"))
+    assert bad.returncode == 2 and bad.stderr.startswith("error: cannot write --log-file")
+
+
+@pytest.mark.slow
+def test_a_batch_explore_of_2000_trials_logs_at_least_once_a_minute(tmp_path: Path) -> None:
+    """issue 21: a 2,000-trial explore --json without a terminal wrote nothing to stderr until the end."""
+    start = datetime.now().replace(microsecond=0)
+    p = subprocess.run([sys.executable, "-c", "from pimmodel.cli import main; main()", "explore",
+                        str(ROOT / "studies" / "scalable-pim.toml"), "--trials", "2000", "--storage",
+                        str(tmp_path / "s.log"), "--json"], capture_output=True, text=True, timeout=1800)
+    end = datetime.now()
+    assert p.returncode == 0, p.stderr[-2000:]
+    stamps = [datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S") for line in p.stderr.splitlines()
+              if (m := STAMP.match(line))]
+    assert stamps, p.stderr
+    gaps = [(b - a).total_seconds() for a, b in zip([start, *stamps], [*stamps, end], strict=True)]
+    assert max(gaps) <= 61, (gaps, p.stderr)
+    assert "scalable-pim: done: 2,000 of 2,000 new trials stored (100%), 0 left" in p.stderr
+    assert re.search(r"about [\d.]+ (s|min|h) for 2,000 trials; shorter: --trials N or --timeout SECONDS", p.stderr)
+    assert re.search(r"[\d,]+ of 2,000 new trials stored \(\d+%\), [\d,]+ left, .* elapsed", p.stderr)

@@ -79,3 +79,16 @@ def full_ranks_transfer_s(hw: HardwareSpec, nbytes: float, ranks: float, to_pim:
     per_byte = max(alone, on_line * 8 / per_rank) if threads > 1 else alone
     call = hw.transfer_call_overhead_s + (0 if to_pim else hw.pull_call_extra_s)
     return call + ranks ** (1 - hw.rank_scaling_exponent) * lines * nbytes * per_byte
+
+
+def train_config(model: str = "lr", optimizer: str = "ma-sgd", **fields: Any) -> Any:
+    """An emulator ``TrainConfig`` for a test without a workload: every workload and hardware field written out
+    here (the study's YFCC values, the upmem-2556 hardware), ``fields`` overriding any of them."""
+    from pimmodel.emulator.config import TrainConfig
+
+    hw = load_hardware("upmem-2556")
+    values: dict[str, Any] = dict(
+        model=model, optimizer=optimizer, batch_size=8, global_batch_size=8192, learning_rate_shift=6, reg_shift=12,
+        alpha_shift=4, task_epochs=1, sync_every=1, epochs=1, tasklets=16, kernels="study",
+        dma_max_bytes=hw.dma_max_bytes, link_topology=hw.link_topology, dpus_per_rank=hw.dpus_per_rank)
+    return TrainConfig(**{**values, **fields})

@@ -34,6 +34,7 @@ from ..specs import (
     resolve_hyperparams,
 )
 from . import fixedpoint as fx
+from .config import Options, TrainConfig, train_config
 from .data import (
     CRITEO_ACTIVE,
     ArrayShards,
@@ -49,7 +50,7 @@ from .data import (
 from .metrics import decision, evaluate
 from .timing import seconds
 from .trace import Trace, merge
-from .trainers import Progress, TrainConfig, model_length, train
+from .trainers import Progress, model_length, train
 
 METRIC_ROWS = 16384
 """Training metrics use the first rows of every shard, at most this many in total."""
@@ -76,24 +77,6 @@ class Emulation:
     warnings: list[str]
 
 
-@dataclass(frozen=True)
-class Options:
-    """What to emulate besides the dataset, DPUs, model and optimizer (the CLI's options)."""
-
-    epochs: int = 10
-    samples_per_dpu: int = 512
-    features: int | None = None
-    arithmetic: str = "fixed"
-    seed: int = 0
-    hardware: str = "upmem-2556"
-    tasklets: int = 16
-    kernels: str = "study"
-    svm_margin: float | None = None
-    class_weights: tuple[float, float] | None = None
-    shuffle: bool = True
-    """shuffle a file's rows before sharding (False: the file's order, as the study's hosts load it)."""
-
-
 Hyper = HyperParams | Mapping[str, int] | None
 """Hyper-parameters: all of them, or the ones the user gave (the others: the study's, adapted to the data and the
 deployment; the workload's ``notes`` say what was chosen), or None (all adapted)."""
@@ -116,7 +99,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
         workload = _workload(spec, model, optimizer, dpus, hyper, options)
         check_capacity(workload, hw)
         _check_memory(workload, options)
-    cfg = _train_config(workload, options, hw)
+    cfg = train_config(workload, options, hw)
     warnings = _data_warnings(shards, workload, cfg)
     history: list[dict[str, float]] = []
     xm, ym = _metric_rows(shards)
@@ -224,16 +207,6 @@ def _workload(spec: DatasetSpec, model: str, optimizer: str, dpus: int, hyper: H
         return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, hyper, o.kernels)
     resolved, notes = resolve_hyperparams(spec, model, optimizer, dpus, "weak", epochs=o.epochs, **dict(hyper or {}))
     return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, resolved, o.kernels, notes)
-
-
-def _train_config(w: Workload, o: Options, hw: HardwareSpec) -> TrainConfig:
-    hp = w.hp
-    return TrainConfig(model=w.model, optimizer=w.optimizer, batch_size=hp.batch_size,
-                       global_batch_size=hp.global_batch_size, learning_rate_shift=hp.learning_rate_shift,
-                       reg_shift=hp.reg_shift, alpha_shift=hp.admm_alpha_shift, epochs=o.epochs,
-                       arithmetic=o.arithmetic, tasklets=o.tasklets, kernels=o.kernels, svm_margin=o.svm_margin,
-                       class_weights=o.class_weights, task_epochs=hp.task_epochs, dma_max_bytes=hw.dma_max_bytes,
-                       sync_every=w.sync_every, link_topology=hw.link_topology, dpus_per_rank=hw.dpus_per_rank)
 
 
 # ---------------------------------------------------------------- data

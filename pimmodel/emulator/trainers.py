@@ -31,65 +31,11 @@ from . import events as ev
 from . import fixedpoint as fx
 from . import host
 from . import kernels as kn
+from .config import TrainConfig
 from .data import Shards
 from .trace import Trace
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    model: str = "lr"
-    optimizer: str = "ma-sgd"
-    batch_size: int = 8
-    global_batch_size: int = 8192
-    learning_rate_shift: int = 6
-    reg_shift: int = 12
-    alpha_shift: int = 4
-    epochs: int = 1
-    arithmetic: str = "fixed"
-    tasklets: int = 16
-    kernels: str = "study"
-    """'study' (the artifact's kernels bit for bit) or 'corrected' (widening casts, SVM margin 0.5, class weights
-    1:1); see ``kernels.KernelConfig``."""
-    svm_margin: float | None = None
-    """SVM margin in real units; None: the variant's (2^-15 as the study's kernels, 0.5 corrected)."""
-    class_weights: tuple[float, float] | None = None
-    """(negative, positive) factors of the sparse kernels' gradient; None: the variant's ((0.5, 15) study, 1:1
-    corrected)."""
-    admm_consensus: str = "artifact"
-    """'artifact' (the SVM z scale missing a factor N) or 'intended'."""
-    task_epochs: int = 1
-    """ADMM: local passes over the shard per global epoch (the artifact's ``task_epochs``)."""
-    dma_max_bytes: int = 2048
-    """The hardware's largest MRAM<->WRAM DMA (a kernel build parameter: larger transfers are split)."""
-    sync_every: int = 1
-    """H: local steps between two global averages (local-sgd, hier-sgd)."""
-    link_topology: str = "none"
-    """The hardware's direct DPU links (``specs.hardware.TOPOLOGIES``), for the optimizers that use them."""
-    dpus_per_rank: int = 64
-    """The hardware's rank size (hier-sgd averages inside a rank)."""
-
-    @property
-    def margin(self) -> float:
-        """The SVM margin in real units."""
-        if self.svm_margin is not None:
-            return self.svm_margin
-        return kn.SVM_MARGIN_Q31 / fx.ONE if self.kernels == "study" else 0.5
-
-    @property
-    def weights(self) -> tuple[float, float]:
-        """(negative, positive) class weights of the sparse kernels."""
-        if self.class_weights is not None:
-            return self.class_weights
-        return kn.STUDY_CLASS_WEIGHTS if self.kernels == "study" else (1.0, 1.0)
-
-    def kernel(self) -> kn.KernelConfig:
-        margin_q31 = int(round(self.margin * fx.ONE))
-        if not 0 < margin_q31 <= fx.ONE:
-            raise DataError(f"--svm-margin {self.margin!r} must be in (0, 1] (the Q31 range), e.g. 0.5")
-        return kn.KernelConfig(self.model, self.learning_rate_shift, self.reg_shift, self.arithmetic == "fixed",
-                               margin_q31, self.kernels, kn.ClassWeights.of(*self.weights))
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -33,6 +33,7 @@ from . import host
 from . import kernels as kn
 from .config import TrainConfig
 from .data import Shards
+from .group import Group
 from .trace import Trace
 
 Progress = Callable[[int, int], None]
@@ -51,23 +52,30 @@ class RunResult:
     weights: Weights
     epoch_weights: list[Weights] = field(default_factory=list)
     traces: list[Trace] = field(default_factory=list)
+    engine: str = "serial"
+    """how the DPUs ran (``engine.describe``)."""
 
 
 class State:
-    """Global model on the host and per-DPU local state (the models persist across epochs)."""
+    """Global model on the host and per-DPU local state (the models persist across epochs) of the DPUs of
+    ``group`` (all of them in one process): ``n`` is the run's DPU count, ``local`` this process's."""
 
-    def __init__(self, shards: Shards, cfg: TrainConfig) -> None:
+    def __init__(self, shards: Shards, cfg: TrainConfig, group: Group | None = None) -> None:
+        self.group = group or Group.alone(shards.n_dpus)
+        if self.group.size != shards.n_dpus:
+            raise ValueError(f"a group of {self.group.size} DPUs got shards of {shards.n_dpus}")
         self.fixed = cfg.arithmetic == "fixed"
         self.dense = shards.layout == "dense"
-        self.n = shards.n_dpus
+        self.n = self.group.n
+        self.local = self.group.size
         self.d = shards.features if self.dense else model_length(shards.features, cfg.tasklets)
         self.bias_index = shards.features
         dtype = np.int64 if self.fixed and self.dense else (np.int32 if self.fixed else np.float64)
         # int64/int32 arrays in fixed point, float64 in float64 mode: typed NDArray[Any] on purpose
         self.w: NDArray[Any] = np.zeros(self.d, dtype=dtype)
         self.bias: Any = np.int64(0) if self.fixed else 0.0
-        self.w_local: NDArray[Any] = np.zeros((self.n, self.d), dtype=dtype)
-        self.b_local: NDArray[Any] = np.zeros(self.n, dtype=np.int64 if self.fixed else np.float64)
+        self.w_local: NDArray[Any] = np.zeros((self.local, self.d), dtype=dtype)
+        self.b_local: NDArray[Any] = np.zeros(self.local, dtype=np.int64 if self.fixed else np.float64)
         self.u: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
         self.c: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
 
@@ -119,21 +127,36 @@ def check_config(shards: Shards, cfg: TrainConfig) -> int:
 
 def train(shards: Shards, cfg: TrainConfig, on_epoch: Callable[[int, Weights, Trace], None] | None = None,
           progress: Progress | None = None) -> RunResult:
-    """Run ``cfg.epochs`` epochs; ``on_epoch(epoch, weights, trace)`` is called after each."""
+    """Run ``cfg.epochs`` epochs in this process; ``on_epoch(epoch, weights, trace)`` is called after each."""
     b = check_config(shards, cfg)
-    epoch_trainer = trainer_of(cfg.optimizer)
-    st = State(shards, cfg)
-    result = RunResult(weights=st.decoded(st.w, st.bias))
-    steps = -(-shards.rows_per_dpu // b)  # the last batch may be partial
-    for epoch in range(1, cfg.epochs + 1):
-        tr = Trace(shards.n_dpus, cfg.tasklets, epochs=1)
-        weights = epoch_trainer(st, shards, cfg, b, steps, tr, progress)
+    result = RunResult(weights=_initial(shards, cfg))
+    for epoch, weights, tr in epochs(shards, cfg, b, Group.alone(shards.n_dpus), progress):
         result.weights = weights
         result.epoch_weights.append(weights)
         result.traces.append(tr)
         if on_epoch is not None:
             on_epoch(epoch, weights, tr)
     return result
+
+
+def _initial(shards: Shards, cfg: TrainConfig) -> Weights:
+    """The untrained global model (zeros), decoded."""
+    d = shards.features if shards.layout == "dense" else model_length(shards.features, cfg.tasklets)
+    coef = np.zeros(d)
+    return Weights(coef if shards.layout == "dense" else coef[: shards.features].copy(), 0.0)
+
+
+def epochs(shards: Shards, cfg: TrainConfig, b: int, group: Group, progress: Progress | None = None
+           ) -> Iterator[tuple[int, Weights, Trace]]:
+    """Train ``cfg.epochs`` epochs on the DPUs of ``group`` (``shards``: theirs), yielding after each the epoch,
+    the global model and the trace of this group's DPUs (the host's counts: the same in every group)."""
+    epoch_trainer = trainer_of(cfg.optimizer)
+    st = State(shards, cfg, group)
+    steps = -(-shards.rows_per_dpu // b)  # the last batch may be partial
+    for epoch in range(1, cfg.epochs + 1):
+        tr = Trace(st.local, cfg.tasklets, epochs=1)
+        weights = epoch_trainer(st, shards, cfg, b, steps, tr, progress)
+        yield epoch, weights, tr
 
 
 # ---------------------------------------------------------------- one local step on every DPU
@@ -143,7 +166,7 @@ def _local_step(st: State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w:
     kc = cfg.kernel()
     x, y = shards.rows(lo, lo + b)
     valid = shards.valid(lo, lo + b)
-    rows = np.full(st.n, float(x.shape[1])) if valid is None else valid.sum(axis=1).astype(np.float64)
+    rows = np.full(st.local, float(x.shape[1])) if valid is None else valid.sum(axis=1).astype(np.float64)
     admm = cfg.optimizer == "admm"
     if st.dense:
         fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
@@ -210,8 +233,8 @@ def _round_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int
                  progress: Progress | None, ga: bool) -> Weights:
     grad_bytes = 8 if (ga and not st.dense) else 4
     for r in range(steps):
-        w = np.broadcast_to(st.w, (st.n, st.d))
-        bias = np.full(st.n, st.bias, dtype=st.b_local.dtype)
+        w = np.broadcast_to(st.w, (st.local, st.d))
+        bias = np.full(st.local, st.bias, dtype=st.b_local.dtype)
         _model_calls(tr, st, to_pim=True, mode="identical")
         ev.launch(tr, st.dense)
         out_w, out_b = _local_step(st, shards, cfg, r * b, b, w, bias, tr, update=not ga)
@@ -237,27 +260,34 @@ def _zero_pad_slots(st: State, w: NDArray) -> NDArray:
 
 
 def _ma_host(st: State, w_local: NDArray, b_local: Any) -> None:
+    g = st.group
     if st.fixed:
-        avg = host.average_shared_fixed(w_local) if isinstance(w_local, kn.SharedLocal) else host.average_fixed(w_local)
+        avg = (host.average_shared_fixed(w_local, g) if isinstance(w_local, kn.SharedLocal)
+               else host.average_fixed(w_local, g))
         st.w = _zero_pad_slots(st, avg.astype(st.w.dtype))
         if st.dense:
-            st.bias = host.average_bias_fixed(b_local)
+            st.bias = host.average_bias_fixed(b_local, g)
         return
-    st.w = _zero_pad_slots(st, w_local.mean(axis=0))
+    st.w = _zero_pad_slots(st, g.mean(w_local))
     if st.dense:
-        st.bias = float(b_local.mean())
+        st.bias = float(g.mean(b_local))
 
 
 def _ga_host(st: State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -> None:
-    if st.dense:
-        total = acc.sum(axis=0, dtype=np.int64 if st.fixed else np.float64)
-        btotal = bacc.sum()
+    g = st.group
+    if st.dense and st.fixed:
+        total = g.total(acc)
+        btotal = g.scalar_total(bacc)
+    elif st.dense:
+        total = g.float_sum(acc)
+        btotal = g.float_sum(bacc)
     elif st.fixed:
         total = np.zeros(st.d, np.int64)
         np.add.at(total, acc.keys % st.d, acc.values)
         total[st.bias_index] += acc.bias.sum()
+        total = g.comm.sum(total)
     else:
-        total = acc.sum(axis=0)
+        total = g.float_sum(acc)
     if st.fixed:
         nd = None if st.dense else slice(st.bias_index, st.bias_index + 1)
         st.w = _zero_pad_slots(st, host.ga_update_fixed(st.w.astype(np.int64), total, global_b,
@@ -295,11 +325,12 @@ def admm_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, 
     if st.fixed:
         kappa = host.admm_kappa(st.n, cfg.reg_shift, cfg.alpha_shift)
         scale = host.admm_svm_scale(st.n, cfg.reg_shift, cfg.alpha_shift, intended)
-        w_mean, _, st.u, st.c = host.admm_fixed(w, st.u, cfg.model, kappa, scale)
-        b_mean = host.average_bias_fixed(bias) if st.dense else 0
+        w_mean, _, st.u, st.c = host.admm_fixed(w, st.u, cfg.model, kappa, scale, group=st.group)
+        b_mean = host.average_bias_fixed(bias, st.group) if st.dense else 0
     else:
-        w_mean, _, st.u, st.c = host.admm_float(w, st.u, cfg.model, st.n, cfg.reg_shift, cfg.alpha_shift, intended)
-        b_mean = float(bias.mean()) if st.dense else 0.0
+        w_mean, _, st.u, st.c = host.admm_float(w, st.u, cfg.model, st.n, cfg.reg_shift, cfg.alpha_shift, intended,
+                                                group=st.group)
+        b_mean = float(st.group.mean(bias)) if st.dense else 0.0
     _host_work(tr, st, K.admm_host_passes, 4, thread_rounds=K.admm_thread_rounds("dense" if st.dense else "sparse"))
     tr.rounds += 1
     st.w, st.bias = _zero_pad_slots(st, np.asarray(w_mean).astype(st.w.dtype)), b_mean

@@ -154,14 +154,17 @@ class _ShmComm:
         return self._views[name]
 
     def sum(self, partial: NDArray[np.int64]) -> NDArray[np.int64]:
+        """One barrier per sum: calls alternate between two sets of slots, and a worker can only write a set
+        again after the next call's barrier, which every worker reaches after reading it."""
         flat = np.ascontiguousarray(partial, dtype=np.int64).reshape(-1)
-        slots = self._block("sum", "sums")
+        size = len(self.bounds)
+        self._calls = getattr(self, "_calls", 0) + 1
+        slots = self._block("sum", "sums")[(self._calls % 2) * size:][:size]
         slots[self.rank, : flat.size] = flat
         self.barrier.wait()
         total = slots[0, : flat.size].copy()
-        for r in range(1, len(self.bounds)):
+        for r in range(1, size):
             total += slots[r, : flat.size]
-        self.barrier.wait()
         return total.reshape(np.shape(partial))
 
     def _all_rows(self, name: str, local: NDArray[Any], lo: int, n: int) -> NDArray[Any]:
@@ -203,7 +206,7 @@ def _worker(rank: int, bounds: list[tuple[int, int]], payload: bytes, barrier: A
             outbox.put(("progress", rank, k, per))
 
         for epoch, weights, tr in epochs(shards, cfg, b, Group(n, lo, hi, comm), tick if rank == 0 else None):
-            outbox.put(("epoch", rank, epoch, weights if rank == 0 else None, tr))
+            outbox.put(("epoch", rank, epoch, weights if rank == 0 else None, tr, time.process_time()))
     except BaseException as exc:  # report, never hang the parent
         with contextlib.suppress(Exception):
             barrier.abort()
@@ -219,7 +222,7 @@ def _worker(rank: int, bounds: list[tuple[int, int]], payload: bytes, barrier: A
 def _blocks_needed(shards: Shards, cfg: TrainConfig, workers: int) -> dict[str, tuple[int, int, str]]:
     d = shards.features if shards.layout == "dense" else model_length(shards.features, cfg.tasklets)
     n = shards.n_dpus
-    need = {"sum": (workers, d + 1, "int64")}
+    need = {"sum": (2 * workers, d + 1, "int64")}
     if cfg.arithmetic != "fixed":
         need["gather"] = (n, d + 1, "float64")
     if optimizer_info(cfg.optimizer).name == "dpsgd":
@@ -258,6 +261,7 @@ def _run_processes(shards: Shards, cfg: TrainConfig, b: int, bounds: list[tuple[
                 else:
                     os.environ[k] = v
         pending: dict[int, list[Any]] = {}
+        cpu = [0.0] * workers
         done = 0
         while done < cfg.epochs:
             try:
@@ -282,11 +286,13 @@ def _run_processes(shards: Shards, cfg: TrainConfig, b: int, bounds: list[tuple[
                 epoch = message[2]
                 parts = pending.setdefault(epoch, [None] * workers)
                 parts[rank] = (message[3], message[4])
+                cpu[rank] = message[5]
                 if all(p is not None for p in parts):
                     collect(result, epoch, pending.pop(epoch), on_epoch)
                     done += 1
         for proc in procs:
             proc.join(timeout=30)
+        result.worker_cpu_s = cpu
         return result
     finally:
         _stop(procs, barrier)

@@ -54,6 +54,8 @@ class RunResult:
     traces: list[Trace] = field(default_factory=list)
     engine: str = "serial"
     """how the DPUs ran (``engine.describe``)."""
+    worker_cpu_s: list[float] = field(default_factory=list)
+    """CPU seconds of each worker process (process engine)."""
 
 
 class State:
@@ -261,6 +263,13 @@ def _zero_pad_slots(st: State, w: NDArray) -> NDArray:
 
 def _ma_host(st: State, w_local: NDArray, b_local: Any) -> None:
     g = st.group
+    if st.fixed and st.dense and not isinstance(w_local, kn.SharedLocal):
+        # host.average_fixed and average_bias_fixed, the two sums in one reduction
+        both = g.comm.sum(np.concatenate((np.asarray(w_local).sum(axis=0, dtype=np.int64),
+                                          [np.asarray(b_local).sum(dtype=np.int64)])))
+        st.w = fx.clamp(fx.trunc_div(both[:-1], g.n)).astype(st.w.dtype)
+        st.bias = np.int64(fx.clamp64(fx.trunc_div(both[-1], g.n)))
+        return
     if st.fixed:
         avg = (host.average_shared_fixed(w_local, g) if isinstance(w_local, kn.SharedLocal)
                else host.average_fixed(w_local, g))

@@ -251,12 +251,21 @@ def memory_estimate_bytes(w: Workload, o: Options, processes: int = 1) -> float:
         step_rows = n * _chunk_rows(b, SPARSE_CHUNK) * CRITEO_ACTIVE * (4 + 1) * 2.0
         element = 4.0 if fixed else 8.0
         temporaries = 1.5
+        if fixed and not _sparse_local_models(REGISTRY[w.optimizer]):
+            state_vectors = 0  # the batch's touched entries only, counted with the accumulators below
         # the batch's sorted keys, values and order, for DPU chunks of at most SPARSE_STEP_ENTRIES entries, and the
         # batch's accumulators (at most one per active slot)
         scratch = min(n * b * CRITEO_ACTIVE, kn.SPARSE_STEP_ENTRIES * processes) * 8 * 6.0 \
-            + n * b * CRITEO_ACTIVE * 16.0
+            + n * b * CRITEO_ACTIVE * (16.0 + 12.0)  # accumulators (key, value) and touched weights (key, value)
         metric = metric_rows * CRITEO_ACTIVE * 4.0 + d * 8.0 * 4
     return step_rows + state_vectors * n * d * element * temporaries + scratch + metric + PROCESS_BYTES * processes
+
+
+def _sparse_local_models(info: Any) -> bool:
+    """Whether the sparse fixed-point DPUs hold N distinct models: not when they send gradients only (a global
+    batch) or when every step starts from the host's model (one synchronisation per step through the host: the
+    local models are the shared one plus the entries the batch touched, ``kernels.SharedLocal``)."""
+    return not (info.batch == "global" or (info.sync == "step" and not info.emulated_links))
 
 
 def _chunk_rows(b: int, chunk: int) -> int:
@@ -372,7 +381,7 @@ def _positive_fraction(y: NDArray) -> float:
 def _metric_rows(shards: Shards) -> tuple[NDArray, NDArray]:
     """The first rows of every shard (the training metrics' sample), padding rows left out."""
     k = max(1, min(shards.rows_per_dpu, METRIC_ROWS // shards.n_dpus))
-    source = replace(shards, prefetch=False) if hasattr(shards, "prefetch") else shards
+    source: Any = replace(shards, prefetch=False) if hasattr(shards, "prefetch") else shards  # type: ignore[type-var]
     x, y = source.rows(0, k)
     valid = source.valid(0, k)
     x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1)

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -259,11 +260,12 @@ def _split(path: Path, folder: Path, max_dense_features: int) -> None:
         raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
     y = check_labels(np.frombuffer(labels, np.float64))
     n = y.size
+    dtype: np.dtype[Any]
     if binary:
         if most > CRITEO_ACTIVE:
             raise DataError(f"{path}: a line has {most} active features but the ELL layout holds {CRITEO_ACTIVE} "
                             "per row")
-        layout, columns, dtype = "sparse", CRITEO_ACTIVE, np.int32
+        layout, columns, dtype = "sparse", CRITEO_ACTIVE, np.dtype(np.int32)
     else:
         if top > max_dense_features:
             raise DataError(f"{path}: {top:,} real-valued features; the dense kernels take at most "
@@ -271,7 +273,7 @@ def _split(path: Path, folder: Path, max_dense_features: int) -> None:
         if outside is not None:
             raise DataError(f"{path}:{outside[0]}: feature value {outside[1]:g} is outside [0, 1], the range of "
                             "unsigned Q1.31; min-max scale the features first")
-        layout, columns, dtype = "dense", top, np.uint32
+        layout, columns, dtype = "dense", top, np.dtype(np.uint32)
     need = float(n) * columns * 4 + n * 6
     folder.parent.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(folder.parent).free

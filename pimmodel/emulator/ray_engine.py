@@ -155,10 +155,12 @@ def run_ray(shards: Shards, cfg: TrainConfig, b: int, options: Options, on_epoch
     try:
         workers = options.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         bounds = split(shards.n_dpus, workers, align(cfg, shards.n_dpus))
-        broker = Broker.options(max_concurrency=max(16, 4 * len(bounds))).remote(len(bounds))
+        broker = Broker.options(  # type: ignore[attr-defined]
+            max_concurrency=max(16, 4 * len(bounds))).remote(len(bounds))
         for rank, (lo, hi) in enumerate(bounds):
             payload = pickle.dumps((shards.part(lo, hi), cfg, b))
-            actors.append(DpuGroup.options(runtime_env={"env_vars": SINGLE_THREAD_ENV}).remote(
+            actors.append(DpuGroup.options(  # type: ignore[attr-defined]
+                runtime_env={"env_vars": SINGLE_THREAD_ENV}).remote(
                 payload, rank, shards.n_dpus, lo, hi, broker))
         result = RunResult(weights=_initial(shards, cfg), engine=f"ray ({len(bounds)} actors)")
         for _ in range(cfg.epochs):

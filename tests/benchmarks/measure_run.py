@@ -8,6 +8,7 @@ command's rusage after it exits, which includes every descendant it waited for).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -35,10 +36,8 @@ def main() -> None:
             tree = [root, *root.children(recursive=True)]
             total = 0
             for p in tree:
-                try:
+                with contextlib.suppress(psutil.NoSuchProcess):
                     total += p.memory_info().rss
-                except psutil.NoSuchProcess:
-                    pass
             peak = max(peak, total)
         except psutil.NoSuchProcess:
             pass

@@ -69,3 +69,28 @@ def test_bad_arguments(args: list[str], fragment: str) -> None:
     p = run(*args)
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1 and fragment in lines[0]
+
+
+@pytest.mark.slow
+def test_engine_process_json_says_how_it_ran_and_the_memory_estimate() -> None:
+    p = run("--dataset", "synthetic-yfcc", "--dpus", "8", "--samples-per-dpu", "32", "--features", "128",
+            "--epochs", "1", "--engine", "process", "--workers", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    ran = json.loads(p.stdout)["ran"]
+    assert ran["engine"] == "process (2 workers)" and ran["memory"]["processes"] == 3
+    assert 0 < ran["memory"]["estimate_bytes"] < ran["memory"]["available_bytes"]
+
+
+def test_engine_ray_without_ray_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """Ray is an optional extra: without it, one line that says how to install it (the CLI in this process)."""
+    from pimmodel.cli.app import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "pimmodel.emulator.ray_engine", raising=False)
+    monkeypatch.setattr(sys, "argv", ["pimmodel", "emulate", "--dpus", "4", "--samples-per-dpu", "16", "--features",
+                                      "64", "--epochs", "1", "--engine", "ray"])
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert lines == ["error: --engine ray needs Ray, an optional extra: pip install 'pimmodel[ray]'"]

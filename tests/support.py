@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import os
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,6 +82,61 @@ def full_ranks_transfer_s(hw: HardwareSpec, nbytes: float, ranks: float, to_pim:
     per_byte = max(alone, on_line * 8 / per_rank) if threads > 1 else alone
     call = hw.transfer_call_overhead_s + (0 if to_pim else hw.pull_call_extra_s)
     return call + ranks ** (1 - hw.rank_scaling_exponent) * lines * nbytes * per_byte
+
+
+@dataclasses.dataclass(frozen=True)
+class CliResult:
+    """What ``pimmodel ARGS`` did: the shape of ``subprocess.CompletedProcess`` (``returncode``, ``stdout``,
+    ``stderr``), so a test reads the same either way."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, cwd: Path | str | None = None, env: Mapping[str, str] | None = None) -> CliResult:
+    """``pimmodel ARGS`` run in this process through the console entry point ``pimmodel.cli.app.main`` (its one
+    error boundary, exit codes included) with typer's CliRunner's isolated streams: the same exit code, stdout and
+    stderr as the installed script, without a new interpreter's import cost. ``cwd`` and ``env`` (added to the
+    environment) are set for the call and restored after it. Tests of what only a real process shows (signals,
+    resource limits, a terminal, cold start) use ``subprocess`` instead."""
+    from typer.testing import CliRunner
+
+    from pimmodel.cli.app import main
+
+    argv, here = sys.argv, os.getcwd()
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    with CliRunner().isolation() as streams:
+        sys.argv = ["pimmodel", *args]
+        os.environ.update(env or {})
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.argv = argv
+            os.chdir(here)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
+    return CliResult(["pimmodel", *args], code, out, err)
+
+
+def first_fast(cases: list[Any] | tuple[Any, ...], unpack: bool = True) -> list[Any]:
+    """``cases`` for ``pytest.mark.parametrize`` with the first in the fast default tier and the rest marked
+    ``slow`` (run by CI after the default tier): a costly check keeps one representative in every quick run.
+    ``unpack``: a tuple case holds one value per argument name (False: the parametrize has one name)."""
+    import pytest
+
+    return [c if i == 0 else pytest.param(*(c if unpack and isinstance(c, tuple) else (c,)), marks=pytest.mark.slow)
+            for i, c in enumerate(cases)]
 
 
 def train_config(model: str = "lr", optimizer: str = "ma-sgd", **fields: Any) -> Any:

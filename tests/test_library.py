@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
+from support import CliResult
 
 import pimmodel
 from pimmodel.cli.app import app
@@ -30,8 +32,8 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return capsys.readouterr().out
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", *args], capture_output=True, text=True, timeout=300)
+def run(*args: str) -> CliResult:
+    return support.cli(*args)
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+from support import CliResult, cli
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", "baseline", *args], capture_output=True, text=True,
-                          timeout=120)
+def run(*args: str) -> CliResult:
+    return cli("baseline", *args)
 
 
 def test_predict_cpu_json_all_optimizers() -> None:

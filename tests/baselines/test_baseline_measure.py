@@ -17,6 +17,7 @@ def quick_report() -> dict:
     return json.loads(json.dumps(run_measurement(quick=True)))
 
 
+@pytest.mark.slow
 def test_quick_measure_shape(quick_report: dict) -> None:
     cases = quick_report["cases"]
     assert len(cases) >= 6

@@ -14,6 +14,7 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return x[:4800], y[:4800], x[4800:], y[4800:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("optimizer", ["ma-sgd", "ga-sgd", "admm"])
 def test_lr_accuracy_close_to_sklearn(data, optimizer: str) -> None:
     from sklearn.linear_model import LogisticRegression

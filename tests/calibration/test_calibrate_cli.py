@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from support import CliResult, cli
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pimmodel", *args], capture_output=True, text=True, timeout=600)
+
+def _run(*args: str) -> CliResult:
+    return cli(*args)
 
 
 def test_calibrate_tiny_then_predict(tmp_path: Path) -> None:

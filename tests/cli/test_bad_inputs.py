@@ -292,6 +292,7 @@ def _one_line(outcome: Outcome) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_input_is_one_fast_line_exit_2(outcomes: dict[str, Outcome], name: str) -> None:
     case, outcome = CASES[name], outcomes[name]
@@ -303,6 +304,7 @@ def test_bad_input_is_one_fast_line_exit_2(outcomes: dict[str, Outcome], name: s
         assert fragment not in line and fragment not in outcome.stdout, line
 
 
+@pytest.mark.slow  # the real-process cases of the `outcomes` fixture
 def test_full_disk_keeps_the_previous_calibration(outcomes: dict[str, Outcome]) -> None:
     """The tiny calibration ran, its write hit the file-size limit (EFBIG from the kernel): the previous file is
     intact, and no temporary or empty file is left beside it."""
@@ -311,6 +313,7 @@ def test_full_disk_keeps_the_previous_calibration(outcomes: dict[str, Outcome]) 
     assert sorted(p.name for p in folder.iterdir()) == ["cal.json", "stderr.txt", "stdout.txt"]
 
 
+@pytest.mark.slow  # the real-process cases of the `outcomes` fixture
 def test_refused_outputs_are_left_alone(outcomes: dict[str, Outcome]) -> None:
     assert not (outcomes["calibrate-output-missing-folder"].folder / "missing").exists()
     assert sorted(p.name for p in outcomes["calibrate-output-directory"].folder.iterdir()) == [
@@ -377,6 +380,7 @@ def _terminal_output(args: list[str], columns: int) -> str:
     return ANSI.sub("", b"".join(chunks).decode()).replace("\r", "")
 
 
+@pytest.mark.slow
 def test_validate_fits_80_columns_with_signed_errors() -> None:
     args = ["validate", "--group", "published,finding"]
     piped = subprocess.run([sys.executable, "-m", "pimmodel", *args], capture_output=True, text=True, env=ENV,
@@ -422,6 +426,7 @@ def _files(folder: Path) -> Iterator[str]:
     return (p.name for p in sorted(folder.iterdir()))
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_calibrate_keeps_the_previous_file(tmp_path: Path) -> None:
     target = tmp_path / "cal.json"
     target.write_bytes(SHIPPED_PATH.read_bytes())
@@ -432,6 +437,7 @@ def test_ctrl_c_in_calibrate_keeps_the_previous_file(tmp_path: Path) -> None:
     assert target.read_bytes() == SHIPPED_PATH.read_bytes() and list(_files(tmp_path)) == ["cal.json"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_emulate_says_nothing_was_kept(tmp_path: Path) -> None:
     p = _interrupted(["emulate", "--epochs", "200", "--dpus", "16"], ["emulate", "--seed", "-1"], tmp_path)
     lines = p.stderr.strip().splitlines()

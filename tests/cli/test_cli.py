@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import CliResult, cli
 
 from pimmodel.cli.app import app
 
@@ -16,8 +15,8 @@ RECORD_KEYS = ("hardware", "dataset", "model", "optimizer", "dpus", "tasklets", 
                "rounds_per_epoch", "per_epoch_s", "per_epoch_bytes", "total_s", "bottleneck")
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", *args], capture_output=True, text=True, timeout=300)
+def run(*args: str) -> CliResult:
+    return cli(*args)
 
 
 def _commands() -> list[list[str]]:

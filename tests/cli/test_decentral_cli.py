@@ -5,30 +5,15 @@ optimizers predict, scale, emulate and show their equations."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-from typer.testing import CliRunner
-
-from pimmodel.cli.app import main
+from support import cli
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``pimmodel ARGS`` run through ``main`` (its error boundary) in CliRunner's
-    isolated streams."""
-    runner = CliRunner()
-    argv = sys.argv
-    with runner.isolation() as streams:
-        sys.argv = ["pimmodel", *args]
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        finally:
-            sys.argv = argv
-        out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
-    return code, out, err
+    """(exit code, stdout, stderr) of ``pimmodel ARGS`` run in-process through the CLI's error boundary."""
+    r = cli(*args)
+    return r.returncode, r.stdout, r.stderr
 
 
 @pytest.mark.parametrize("args", [

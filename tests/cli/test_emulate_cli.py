@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import CliResult, cli
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", "emulate", *args], capture_output=True, text=True,
-                          timeout=300)
+def run(*args: str) -> CliResult:
+    return cli("emulate", *args)
 
 
 def _svmlight(path: Path, value: float, rows: int = 80) -> Path:
@@ -81,16 +79,13 @@ def test_engine_process_json_says_how_it_ran_and_the_memory_estimate() -> None:
     assert 0 < ran["memory"]["estimate_bytes"] < ran["memory"]["available_bytes"]
 
 
-def test_engine_ray_without_ray_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    """Ray is an optional extra: without it, one line that says how to install it (the CLI in this process)."""
-    from pimmodel.cli.app import main
+def test_engine_ray_without_ray_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray is an optional extra: without it, one line that says how to install it."""
+    import sys
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ModuleNotFoundError
     monkeypatch.delitem(sys.modules, "pimmodel.emulator.ray_engine", raising=False)
-    monkeypatch.setattr(sys, "argv", ["pimmodel", "emulate", "--dpus", "4", "--samples-per-dpu", "16", "--features",
-                                      "64", "--epochs", "1", "--engine", "ray"])
-    with pytest.raises(SystemExit) as stop:
-        main()
-    assert stop.value.code == 2
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert lines == ["error: --engine ray needs Ray, an optional extra: pip install 'pimmodel[ray]'"]
+    p = run("--dpus", "4", "--samples-per-dpu", "16", "--features", "64", "--epochs", "1", "--engine", "ray")
+    assert p.returncode == 2
+    assert [line for line in p.stderr.splitlines() if line.strip()] == [
+        "error: --engine ray needs Ray, an optional extra: pip install 'pimmodel[ray]'"]

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import CliResult, cli
 
 KEYS = {"kernel", "dpus", "size", "kernel_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", "kernel", *args], capture_output=True, text=True,
-                          timeout=300)
+def run(*args: str) -> CliResult:
+    return cli("kernel", *args)
 
 
 def test_json_is_the_cross_product() -> None:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+import pytest
+from support import CliResult, cli
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pimmodel", "sensitivity", *args], capture_output=True, text=True,
-                          timeout=300)
+def run(*args: str) -> CliResult:
+    return cli("sensitivity", *args)
 
 
+@pytest.mark.slow
 def test_any_dpu_count_and_batch_options() -> None:
     p = run("--optimizer", "ga-sgd", "--dpus", "1000", "--global-batch-size", "16000", "--json")
     assert p.returncode == 0, p.stderr
@@ -19,6 +20,7 @@ def test_any_dpu_count_and_batch_options() -> None:
     assert r["dpus"] == 1000 and r["workload"] == "yfcc100m-hnfc6/lr/ga-sgd"
 
 
+@pytest.mark.slow
 def test_custom_dataset_options() -> None:
     p = run("--features", "512", "--rows-per-dpu", "1000", "--dpus", "64", "--json")
     assert p.returncode == 0, p.stderr

@@ -5,14 +5,12 @@ points follow from their definitions, and the CLI answers with one line on bad i
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import CliResult, cli
 
 from pimmodel.baselines import cpu_workload_of, gpu_workload_of, load_gpu, predict_gpu, study_workload
 from pimmodel.baselines.workload import BaselineWorkload
@@ -135,12 +133,11 @@ def test_float_ma_sgd_averaging_every_step_is_ga_sgd(tmp_path, monkeypatch) -> N
     assert a.per_epoch == pytest.approx(b.per_epoch, abs=2e-3)
 
 
-def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PIMMODEL_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "pimmodel", "compare", *args], capture_output=True, text=True,
-                          timeout=300, env=env)
+def _cli(*args: str, cache: Path) -> CliResult:
+    return cli("compare", *args, env={"PIMMODEL_CACHE_DIR": str(cache)})
 
 
+@pytest.mark.slow
 def test_compare_cli_json(tmp_path) -> None:
     p = _cli("--optimizer", "admm", "--dpus", "64", "--epochs", "2", "--json", "--plot", str(tmp_path / "c.png"),
              cache=tmp_path)

@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 import sympy
+from support import first_fast
 
 from pimmodel.costmodel.readable import equation_record
 from pimmodel.costmodel.registry import expressions, readable
@@ -16,8 +17,8 @@ from pimmodel.report.equations import render_latex, render_text
 CONFIGS = list(itertools.product(("ma-sgd", "ga-sgd", "admm"), ("lr", "svm"), ("dense", "sparse")))
 
 
-@pytest.mark.parametrize("optimizer,model,layout", CONFIGS)
-@pytest.mark.parametrize("topology", ["none", "ring"])
+@pytest.mark.parametrize("optimizer,model,layout", first_fast(CONFIGS))
+@pytest.mark.parametrize("topology", ["none", pytest.param("ring", marks=pytest.mark.slow)])
 def test_every_latex_equation_renders(optimizer: str, model: str, layout: str, topology: str) -> None:
     from matplotlib.mathtext import MathTextParser
 
@@ -44,7 +45,7 @@ def test_each_phase_fits_on_one_screen(optimizer: str, model: str, layout: str) 
     assert "dpu_compute = " in render_text(record)
 
 
-@pytest.mark.parametrize("optimizer,model,layout", CONFIGS)
+@pytest.mark.parametrize("optimizer,model,layout", first_fast(CONFIGS))
 def test_terms_expand_to_the_compiled_expressions(optimizer: str, model: str, layout: str) -> None:
     terms, outputs = readable(optimizer, model, layout)
     full = expressions(optimizer, model, layout)

@@ -17,6 +17,8 @@ from multiwriter import stored_count
 
 from pimmodel.dse.study import stored_trials
 
+pytestmark = pytest.mark.slow  # servers, processes and end-to-end runs: the slow tier
+
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = Path(__file__).with_name("small.toml")
 COMMAND = [sys.executable, "-c", "from pimmodel.cli import main; main()"]

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from multiwriter import check_study, explore_concurrently
 
 from pimmodel.dse.storage import open_storage
+
+pytestmark = pytest.mark.slow  # servers, processes and end-to-end runs: the slow tier
 
 
 def test_postgres_four_writers_in_two_processes(postgres_storage: str) -> None:

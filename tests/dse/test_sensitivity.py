@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from support import raw
+from support import first_fast, raw
 
 from pimmodel.calibration.result import coefficients_for
 from pimmodel.dse.sensitivity import elasticities
@@ -24,7 +24,8 @@ def _total(w: Workload, values: dict[str, float], topology: str, view: str) -> f
     return float(sum(in_view(raw(w, values, topology=topology), view).values()))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}-{c[3]}-{c[4]}")
+@pytest.mark.parametrize("case", first_fast(CASES, unpack=False),
+                         ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}-{c[3]}-{c[4]}")
 def test_elasticities_match_finite_differences(case) -> None:  # type: ignore[no-untyped-def]
     ds, model, optimizer, topology, view = case
     hw = load_hardware("upmem-2556").replace(link_topology=topology, link_bytes_per_s=4e9, link_latency_s=1e-6)
@@ -47,6 +48,7 @@ def test_elasticities_match_finite_differences(case) -> None:  # type: ignore[no
     assert checked >= 5
 
 
+@pytest.mark.slow
 def test_phase_elasticities_of_a_pure_bandwidth_term() -> None:
     """pim_to_host = rounds (c + c_pull + b N / (B_pull R^x)): its elasticity w.r.t. B_pull is minus the bandwidth
     share (one minus the shares of the call overhead and of the pull call's extra)."""
@@ -60,6 +62,7 @@ def test_phase_elasticities_of_a_pure_bandwidth_term() -> None:
     assert all(rows["pull_bytes_per_s_per_rank"]["phases"][p] == 0 for p in PHASES if p != "pim_to_host")
 
 
+@pytest.mark.slow
 def test_sensitivity_cli_json() -> None:
     out = subprocess.run([sys.executable, "-c", "from pimmodel.cli import main; main()", "sensitivity", "--dataset",
                           "criteo-1tb", "--optimizer", "ga-sgd", "--json"], capture_output=True, text=True, timeout=300)

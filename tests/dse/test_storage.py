@@ -53,7 +53,7 @@ def _trial(x: float, state: TrialState = TrialState.COMPLETE) -> optuna.trial.Fr
                         values=[x] if state == TrialState.COMPLETE else None)
 
 
-@pytest.mark.parametrize("kind", ["journal", "sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["journal", "sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 def test_every_other_writers_trial_is_read_once(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Two stores on one study (two processes' views) write in turns; each reads exactly the other's
     trials, once, in number order; a trial another client leaves running shows up once it finishes."""

@@ -89,6 +89,7 @@ def test_front_is_every_feasible_non_dominated_design_once(small, storage: str) 
     assert [f[0] for f in firsts] == sorted(f[0] for f in firsts)
 
 
+@pytest.mark.slow
 def test_killed_study_resumes_without_losing_trials(small, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """kill -9 mid-study: every stored trial survives and the study resumes. The kill is aimed between two
     appends: a writer killed while holding the journal's lock file leaves it for Optuna to break after its
@@ -114,6 +115,7 @@ def test_killed_study_resumes_without_losing_trials(small, tmp_path: Path) -> No
     assert [t.number for t in after] == list(range(len(after)))
 
 
+@pytest.mark.slow
 def test_two_workers_share_one_sqlite_study(small, sqlite_storage: str) -> None:  # type: ignore[no-untyped-def]
     result = run_workers(small, sqlite_storage, trials=120, timeout_s=None, seed=5, workers=2)
     assert result.added == 120 and not result.interrupted

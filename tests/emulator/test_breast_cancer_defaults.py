@@ -28,6 +28,7 @@ def _emulate(path: Path, dpus: int, model: str, optimizer: str, seed: int, kerne
     return emulate(str(path), dpus, model, optimizer, None, Options(seed=seed, kernels=kernels))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dpus", [16, 64])
 @pytest.mark.parametrize("kernels", ["study", "corrected"])
 def test_defaults_train_on_many_dpus(cancer_file, dpus, kernels) -> None:
@@ -38,6 +39,7 @@ def test_defaults_train_on_many_dpus(cancer_file, dpus, kernels) -> None:
             assert not any("int32 accumulator" in w for w in run.warnings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["lr", "svm"])
 def test_corrected_defaults_within_5_points_of_sklearn(cancer_file, model) -> None:
     from sklearn.linear_model import LogisticRegression

@@ -66,6 +66,7 @@ def test_check_estimator(model: str) -> None:
             assert isinstance(r["exception"], PimModelError | AssertionError)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["lr", "svm"])
 def test_checks_through_a_unit_scaler(model: str) -> None:
     from sklearn.pipeline import make_pipeline
@@ -181,6 +182,7 @@ def test_data_errors_are_one_line_value_errors(blobs) -> None:
         assert not hasattr(est, "classes_") and not hasattr(est, "coef_")  # a failed fit leaves no fitted model
 
 
+@pytest.mark.slow
 def test_no_scikit_learn_without_the_estimators() -> None:
     code = ("import sys, pimmodel, pimmodel.emulator, pimmodel.api\n"
             "from pimmodel.cli.app import app\n"

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import CliResult, cli
 
 from pimmodel.api import predict
 from pimmodel.baselines import load_cpu, load_gpu
-from pimmodel.cli.app import app
 from pimmodel.comparison import StandIn, cached, pim_job
 from pimmodel.comparison.platforms import cpu_epoch, gpu_epoch
 from pimmodel.phases import COMM_PHASES
@@ -47,12 +47,6 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    capsys.readouterr()
-    app(list(args), standalone_mode=False)
-    return capsys.readouterr().out
-
-
 def _workload(ds: Any, model: str, optimizer: str, dpus: int, scaling: str, epochs: int, b: int | None,
               big_b: int | None) -> Workload:
     """The study's workload built by hand (not through the figure file)."""
@@ -67,11 +61,11 @@ def _png(path: Path) -> bool:
 
 # ---------------------------------------------------------------- --list
 def test_list_names_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
-    out = cli(capsys, "reproduce", "--list")
+    out = cli("reproduce", "--list").stdout
     for fid in ("fig2", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13"):
         assert f" {fid} " in out
     assert "Data movement per epoch on Criteo LR" in out and "what it shows" in out
-    listed = json.loads(cli(capsys, "reproduce", "--list", "--json"))["figures"]
+    listed = json.loads(cli("reproduce", "--list", "--json").stdout)["figures"]
     assert [f["id"] for f in listed][:3] == ["fig2", "fig4", "fig5"] and len(listed) == 11
     assert {f["kind"] for f in listed} == {"data-movement", "breakdown", "time-to-accuracy", "batch-sweep",
                                            "scaling"}
@@ -80,7 +74,7 @@ def test_list_names_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
 # ---------------------------------------------------------------- benchmark figures, end to end
 def test_fig4_end_to_end_is_the_cost_models_breakdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "figs"
-    printed = json.loads(cli(capsys, "reproduce", "fig4", "--output", str(out), "--json"))
+    printed = json.loads(cli("reproduce", "fig4", "--output", str(out), "--json").stdout)
     written = json.loads((out / "fig4.json").read_text(encoding="utf-8"))
     assert printed == written and _png(out / "fig4.png")
     assert written["configuration"]["view"] == "breakdown" and len(written["data"]) == 6
@@ -129,6 +123,7 @@ def test_fig2_throughput_is_bytes_over_time_and_the_sentences_follow_the_numbers
 
 
 # ---------------------------------------------------------------- figures that train
+@pytest.mark.slow
 def test_accuracy_figure_with_a_tiny_stand_in(cache: Path, tmp_path: Path) -> None:
     spec = load_figure("fig5")
     setup = Setup.default(stand_in=TINY)
@@ -161,12 +156,13 @@ def test_scaling_stand_in_workers_follow_the_dpu_count() -> None:
     assert stand_in_for(load_figure("fig10"), 2048, TINY) is TINY  # other figures keep the stand-in
 
 
+@pytest.mark.slow
 def test_scaling_figure_through_the_cli(cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     default = Setup.default
     monkeypatch.setattr(Setup, "default", classmethod(lambda cls, hardware="upmem-2556", stand_in=None,
                                                       calibration=None: default(hardware, TINY, calibration)))
-    out = cli(capsys, "reproduce", "fig12", "--output", str(tmp_path), "--workers", "1")
+    out = cli("reproduce", "fig12", "--output", str(tmp_path), "--workers", "1").stdout
     record = json.loads((tmp_path / "fig12.json").read_text(encoding="utf-8"))
     assert "Fig. 12" in out and "study found:" in out and "model says:" in out
     rows = record["data"]
@@ -194,10 +190,8 @@ def test_a_pool_trains_the_same_curves_as_one_process(tmp_path: Path, monkeypatc
 
 
 # ---------------------------------------------------------------- errors: one line, exit 2, before any work
-def _run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PIMMODEL_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "pimmodel", "reproduce", *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+def _run(*args: str, cache: Path) -> CliResult:
+    return cli("reproduce", *args, env={"PIMMODEL_CACHE_DIR": str(cache)})
 
 
 @pytest.mark.parametrize("case", ["output is a file", "parent is a file", "read-only folder"])
@@ -247,6 +241,7 @@ def _children(pid: int) -> list[int]:
             and (_stat(int(e.name)) or ["", "0"])[1] == str(pid)]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_ctrl_c_stops_the_training_pool_at_once(tmp_path: Path) -> None:
     """A terminal's Ctrl-C reaches the whole process group: the pool's processes ignore it, the command stops

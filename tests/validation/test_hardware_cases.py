@@ -82,6 +82,7 @@ def test_target_values() -> None:
     assert round(t["cpu_to_dpu_ms"].value, 1) == 28.7 and round(t["dpu_to_cpu_ms"].value, 1) == 11.8
 
 
+@pytest.mark.slow
 def test_point_tolerance_is_no_tighter_than_the_fitted_kernels_out_of_sample_error() -> None:
     """The per-point tolerance (25 %) is stated from the fitted kernels, not the test kernels: predicted by a fit
     without them (leave one kernel out), their points' kernel times miss by at most 26.7 %, 21.8 % at the 95th

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+from support import CliResult, cli
 
 KEYS = {"group", "name", "phase", "reference", "predicted", "rel_error", "tolerance", "ok"}
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pimmodel", *args], capture_output=True, text=True, timeout=300)
+def _run(*args: str) -> CliResult:
+    return cli(*args)
 
 
 def test_validate_json_finding_group_passes() -> None:
@@ -43,6 +44,7 @@ def test_validate_bad_group_is_one_line_exit_2() -> None:
     assert res.stderr.count("\n") == 1 and "nonsense" in res.stderr
 
 
+@pytest.mark.slow
 def test_default_run_reports_four_groups_hardware_first() -> None:
     """No --group: the four groups, hardware first (JSON group order and case order); the model-vs-emulator
     group keeps its id 'emulator' (the contract) and is titled a consistency check, not evidence; the exit code
@@ -64,6 +66,7 @@ def test_default_run_reports_four_groups_hardware_first() -> None:
         assert summary["title"] and summary["evidence"]
 
 
+@pytest.mark.slow
 def test_consistency_is_an_alias_of_the_emulator_group() -> None:
     res = _run("validate", "--group", "consistency,hardware", "--json")
     record = json.loads(res.stdout)

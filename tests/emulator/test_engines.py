@@ -104,3 +104,34 @@ def test_auto_engine_keeps_small_runs_here_and_bad_options_are_one_line() -> Non
     with pytest.raises(PimModelError, match="unknown engine"):
         emulate("synthetic-yfcc", 4, "lr", "ma-sgd", None, Options(epochs=1, samples_per_dpu=16, features=64,
                                                                    engine="dask"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["process", "ray"])
+def test_ctrl_c_stops_the_workers_and_exits_130(engine: str) -> None:
+    """A real ``pimmodel emulate`` interrupted while its workers (or Ray actors) train: one line, exit 130, and no
+    process it started is left behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    if engine == "ray":
+        pytest.importorskip("ray")
+    proc = subprocess.Popen([sys.executable, "-m", "pimmodel", "emulate", "--dpus", "64", "--samples-per-dpu",
+                             "3328", "--epochs", "3", "--engine", engine, "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    root = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and len(root.children(recursive=True)) < 2:
+        time.sleep(0.5)
+    time.sleep(10 if engine == "process" else 30)  # the workers are training
+    started = root.children(recursive=True)
+    assert len(started) >= 2
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    time.sleep(2)
+    assert [p.pid for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []

@@ -18,7 +18,7 @@ from . import kernels as kn
 ENGINES = ("auto", "serial", "process", "ray")
 """How the DPUs are run: ``serial`` in this process; ``process`` split over local worker processes; ``ray`` as Ray
 actors (a local cluster, or ``address``); ``auto``: processes on every usable core when the run is large enough to
-gain from them, else serial."""
+gain from them (and this is not itself a worker process), else serial."""
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,10 @@ def _engine(o: Options, work: float) -> str:
     if o.engine != "auto":
         return o.engine
     workers = o.workers or usable_cores()
-    return "process" if workers > 1 and work >= AUTO_MIN_WORK else "serial"
+    # a process that is itself a worker (a pool's, e.g. the reproduced figures' curves) keeps its DPUs: its
+    # siblings already use the cores, and a daemonic process may not start children
+    nested = mp.parent_process() is not None
+    return "process" if workers > 1 and work >= AUTO_MIN_WORK and not nested else "serial"
 
 
 def _work(dpus: int, rows: int, features: int, layout: str) -> float:

@@ -220,8 +220,8 @@ PROCESS_BYTES = 250e6
 
 @dataclass(frozen=True)
 class MemoryCheck:
-    """The pre-check of one emulation: its estimated peak (all processes on this machine) and the memory
-    available for it."""
+    """The pre-check of one emulation: its estimated peak (all its processes; on a Ray cluster, summed over the
+    cluster's machines, checked there by Ray) and the memory available for it on this machine."""
 
     estimate_bytes: float
     available_bytes: float
@@ -277,6 +277,13 @@ def _check_memory(w: Workload, o: Options) -> MemoryCheck:
     processes = 1 + planned_workers(w, o)
     need, available = memory_estimate_bytes(w, o, processes), _available_bytes()
     have = MEMORY_SHARE * available
+    if o.engine == "ray" and o.address is not None:
+        # the DPUs' state lives on the cluster's machines; this one holds the metric rows and the test blocks
+        driver = PROCESS_BYTES + min(METRIC_ROWS, w.dpus * w.rows_per_dpu) * w.dataset.slots_per_row * 4.0 * 2
+        if driver > have:
+            raise SpecError(f"the driver of this Ray run needs about {driver / 1e9:.1f} GB, more than the "
+                            f"{have / 1e9:.1f} GB available for it")
+        return MemoryCheck(need, available, processes)
     if need > have:
         raise SpecError(f"emulating {w.dpus:,} DPUs x {w.rows_per_dpu:,} rows x {w.dataset.features:,} features "
                         f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of memory available for "

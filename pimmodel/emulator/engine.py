@@ -104,7 +104,7 @@ def run(shards: Shards, cfg: TrainConfig, options: Options, on_epoch: OnEpoch | 
     if engine == "ray":
         from .ray_engine import run_ray  # Ray loads only here (an optional extra)
 
-        return run_ray(shards, cfg, b, options, on_epoch, progress)
+        return run_ray(shards, cfg, b, options, on_epoch, progress, align(cfg, shards.n_dpus), collect, usable_cores())
     workers = options.workers or usable_cores()
     bounds = split(shards.n_dpus, workers, align(cfg, shards.n_dpus))
     if len(bounds) == 1:

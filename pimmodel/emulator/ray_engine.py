@@ -137,16 +137,16 @@ class DpuGroup:
         return epoch, weights if self.rank == 0 else None, tr
 
 
-def run_ray(shards: Shards, cfg: TrainConfig, b: int, options: Options, on_epoch: Any,
-            progress: Progress | None) -> RunResult:
-    from .engine import align, collect  # engine imports this module lazily
-
+def run_ray(shards: Shards, cfg: TrainConfig, b: int, options: Options, on_epoch: Any, progress: Progress | None,
+            align: int, collect: Any, local_cpus: int) -> RunResult:
+    """``engine.run``'s Ray branch: groups bounded on multiples of ``align``; ``collect`` merges an epoch; a local
+    cluster gets ``local_cpus`` CPUs unless ``options.workers`` says otherwise."""
     started = False
     if not ray.is_initialized():
         common = dict(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
                       runtime_env={"env_vars": SINGLE_THREAD_ENV})
         if options.address is None:  # a local cluster on loopback, as many CPUs as actors
-            ray.init(num_cpus=options.workers or _local_cpus(), _node_ip_address="127.0.0.1", **common)
+            ray.init(num_cpus=options.workers or local_cpus, _node_ip_address="127.0.0.1", **common)
         else:
             ray.init(address=options.address, **common)
         started = True
@@ -154,7 +154,7 @@ def run_ray(shards: Shards, cfg: TrainConfig, b: int, options: Options, on_epoch
     broker = None
     try:
         workers = options.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        bounds = split(shards.n_dpus, workers, align(cfg, shards.n_dpus))
+        bounds = split(shards.n_dpus, workers, align)
         broker = Broker.options(  # type: ignore[attr-defined]
             max_concurrency=max(16, 4 * len(bounds))).remote(len(bounds))
         for rank, (lo, hi) in enumerate(bounds):
@@ -188,8 +188,3 @@ def run_ray(shards: Shards, cfg: TrainConfig, b: int, options: Options, on_epoch
         if started:
             ray.shutdown()
 
-
-def _local_cpus() -> int:
-    from .engine import usable_cores
-
-    return usable_cores()

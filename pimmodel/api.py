@@ -149,6 +149,8 @@ class EmulationReport:
     warnings: list[str]
     provenance: Provenance = field(default_factory=lambda: provenance())
     """the version, hardware, calibration (of ``predicted``) and seed of the run."""
+    run: dict[str, Any] = field(default_factory=dict)
+    """how it ran: the engine and the memory pre-check (estimate and available bytes)."""
 
 
 def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperParams | Mapping[str, int] | None = None,
@@ -163,5 +165,6 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
     opts = options or Options()
     em = run(dataset, dpus, model, optimizer, hyper, opts, progress)
     predicted = predict(em.workload, em.hardware, calibration=calibration).to_record()
+    run_record = {"engine": em.engine, **({"memory": em.memory.to_record()} if em.memory is not None else {})}
     return EmulationReport(em.history, trace_record(em.trace, em.hardware), predicted, em.workload, em.warnings,
-                           provenance(em.hardware, calibration, opts.seed))
+                           provenance(em.hardware, calibration, opts.seed), run_record)

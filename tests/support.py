@@ -137,3 +137,16 @@ def first_fast(cases: list[Any] | tuple[Any, ...], unpack: bool = True) -> list[
 
     return [c if i == 0 else pytest.param(*(c if unpack and isinstance(c, tuple) else (c,)), marks=pytest.mark.slow)
             for i, c in enumerate(cases)]
+
+
+def train_config(model: str = "lr", optimizer: str = "ma-sgd", **fields: Any) -> Any:
+    """An emulator ``TrainConfig`` for a test without a workload: every workload and hardware field written out
+    here (the study's YFCC values, the upmem-2556 hardware), ``fields`` overriding any of them."""
+    from pimmodel.emulator.config import TrainConfig
+
+    hw = load_hardware("upmem-2556")
+    values: dict[str, Any] = dict(
+        model=model, optimizer=optimizer, batch_size=8, global_batch_size=8192, learning_rate_shift=6, reg_shift=12,
+        alpha_shift=4, task_epochs=1, sync_every=1, epochs=1, tasklets=16, kernels="study",
+        dma_max_bytes=hw.dma_max_bytes, link_topology=hw.link_topology, dpus_per_rank=hw.dpus_per_rank)
+    return TrainConfig(**{**values, **fields})

@@ -8,13 +8,15 @@ compute (``mram_wram_dma_exposed``) is kept too, for the hold-out comparison of 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ..emulator.config import Options, train_config
 from ..emulator.timing import raw_seconds
 from ..emulator.trace import merge
-from ..emulator.trainers import TrainConfig, train
+from ..emulator.trainers import train
 from ..phases import EXPOSED_DMA, PHASES
 from ..specs import HardwareSpec
 from .design import DesignPoint, EmulatorSettings, shards
@@ -39,11 +41,8 @@ def _trace_stats(trace: Any, point: DesignPoint) -> dict[str, float]:
 
 def emulate(point: DesignPoint, hw: HardwareSpec, settings: EmulatorSettings = EmulatorSettings()) -> Observation:
     """Run the emulator on one design point; its mean epoch's raw phases are the reference."""
-    hp = point.hyper()
-    cfg = TrainConfig(model=point.model, optimizer=point.optimizer, batch_size=hp.batch_size,
-                      global_batch_size=hp.global_batch_size, learning_rate_shift=hp.learning_rate_shift,
-                      reg_shift=hp.reg_shift, alpha_shift=hp.admm_alpha_shift, epochs=settings.epochs,
-                      arithmetic=settings.arithmetic, tasklets=settings.tasklets, dma_max_bytes=hw.dma_max_bytes)
+    workload = replace(point.workload(settings.epochs), tasklets=settings.tasklets)
+    cfg = train_config(workload, Options(arithmetic=settings.arithmetic), hw)
     trace = merge(train(shards(point), cfg).traces)
     raw = raw_seconds(trace, hw)
     reference = {p: raw[p] / settings.epochs for p in (*PHASES, EXPOSED_DMA)}

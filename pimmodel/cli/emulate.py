@@ -36,6 +36,16 @@ def _summary(result: Any) -> str:
             f"{w.epochs} epochs")
 
 
+def _ran(run: dict[str, Any]) -> str:
+    """The engine and the memory pre-check, in one line."""
+    memory = run.get("memory")
+    text = f"ran on: {run.get('engine', 'serial')}"
+    if memory:
+        text += (f" · memory estimate {memory['estimate_bytes'] / 1e9:.2f} GB of {memory['available_bytes'] / 1e9:.1f}"
+                 f" GB available ({memory['processes']} process{'es' if memory['processes'] > 1 else ''})")
+    return text
+
+
 def _render(result: Any) -> None:
     # lazy imports keep the CLI's cold start fast
     from rich.table import Table
@@ -44,6 +54,7 @@ def _render(result: Any) -> None:
 
     console = stdout_console()
     console.print(_summary(result))
+    console.print(_ran(result.run))
     for note in result.workload.notes:
         console.print(f"chosen: {note}")
     epochs = Table(title="metrics after each epoch (test set unless marked train)")
@@ -116,13 +127,22 @@ def emulate_command(
                                           help="Hardware spec name or TOML file.")] = DEFAULT_HARDWARE,
     tasklets: Annotated[int, typer.Option("--tasklets", help="Tasklets per DPU.")] = 16,
     output: O.Output = None,
+    engine: Annotated[str, typer.Option("--engine", help="Where the DPUs run: auto (worker processes on every "
+                                        "core when the run is large enough, else this process), serial, process, "
+                                        "or ray (Ray actors; a local Ray cluster unless --address). Every engine "
+                                        "trains the same bits.")] = "auto",
+    workers: Annotated[int | None, typer.Option("--workers", help="Worker processes or Ray actors (default: the "
+                                                "usable cores, or the Ray cluster's CPUs).")] = None,
+    address: Annotated[str | None, typer.Option("--address", help="Ray cluster to run on (e.g. HEAD_IP:6379 or "
+                                                "auto), with --engine ray.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
 ) -> None:
     """Train on emulated PIM hardware; show what ran, the metrics after each epoch (with the majority-class
     baseline and the predicted-positive rate to read the accuracy against), and emulated vs predicted time per
     phase. Warnings (data the chosen kernels mishandle, saturated weights, one-class DPUs) go to stderr.
 
-    --json prints {"run", "chosen", "warnings", "history", "trace", "predicted", "provenance"}.
+    --json prints {"run", "ran" (engine, memory estimate), "chosen", "warnings", "history", "trace", "predicted",
+    "provenance"}.
     """
     O.check_output(output)
     with O.on_interrupt(lambda: "nothing was kept (emulate writes no file; the epochs run so far are discarded)"):
@@ -133,10 +153,12 @@ def emulate_command(
             **O.check_sync_every(sync_every)},
             dict(samples_per_dpu=samples_per_dpu, features=features, arithmetic=arithmetic, seed=seed,
                  hardware=hardware, tasklets=tasklets, kernels=kernels, svm_margin=svm_margin,
-                 class_weights=_class_weights(class_weights), shuffle=shuffle))
+                 class_weights=_class_weights(class_weights), shuffle=shuffle, engine=engine, workers=workers,
+                 address=address))
         for warning in result.warnings:
             typer.echo(f"warning: {warning}", err=True)
-    record = {"run": _summary(result), "chosen": list(result.workload.notes), "warnings": result.warnings,
+    record = {"run": _summary(result), "ran": result.run, "chosen": list(result.workload.notes),
+              "warnings": result.warnings,
               "history": [{k: v for k, v in h.items() if k != "emulated_wall_s"} for h in result.history],
               "trace": result.trace, "predicted": result.predicted, "provenance": result.provenance.to_record()}
     if not O.finish(record, output, "history", json):

@@ -197,7 +197,10 @@ def train_curve(v: Variant, s: StandIn) -> list[float]:
 
 
 def _config(v: Variant, s: StandIn) -> Any:
-    from ..emulator.trainers import TrainConfig
+    from dataclasses import replace
+
+    from ..emulator.config import Options, train_config
+    from ..specs import Workload, load_hardware
 
     ds = DATASETS[v.dataset]
     info = REGISTRY[v.optimizer]
@@ -205,11 +208,12 @@ def _config(v: Variant, s: StandIn) -> Any:
     shrink = s.rows(ds.layout) / ds.rows_per_dpu_weak
     b = max(1, 1 << int(round(math.log2(hp.batch_size * shrink))))
     per_dpu_global = max(1, round(hp.global_batch_size / 2048 * shrink))
-    return TrainConfig(model=v.model, optimizer=v.optimizer, batch_size=b, global_batch_size=per_dpu_global * s.dpus,
-                       learning_rate_shift=hp.learning_rate_shift, reg_shift=hp.reg_shift,
-                       alpha_shift=hp.admm_alpha_shift, epochs=s.epochs, sync_every=v.sync_every,
-                       link_topology=v.graph or ("none" if info.links == "optional" else "ring"),
-                       dpus_per_rank=s.rank_dpus)
+    hyper = replace(hp, batch_size=b, global_batch_size=per_dpu_global * s.dpus, sync_every=v.sync_every)
+    stand_in = replace(ds, rows_per_dpu_weak=s.rows(ds.layout))
+    workload = Workload(stand_in, v.model, v.optimizer, s.dpus, epochs=s.epochs, hyper=hyper)
+    hardware = load_hardware("upmem-2556").replace(
+        link_topology=v.graph or ("none" if info.links == "optional" else "ring"), dpus_per_rank=s.rank_dpus)
+    return train_config(workload, Options(), hardware)
 
 
 def _data(v: Variant, s: StandIn) -> tuple[Any, Callable[[Any, bool], float]]:

@@ -34,22 +34,23 @@ from ..specs import (
     resolve_hyperparams,
 )
 from . import fixedpoint as fx
+from . import kernels as kn
+from .config import Options, TrainConfig, train_config
 from .data import (
     CRITEO_ACTIVE,
+    DENSE_CHUNK,
+    SPARSE_CHUNK,
     ArrayShards,
     Shards,
     SyntheticDense,
-    ell_from_rows,
-    read_npy,
-    read_svmlight_data,
-    shard,
-    synthetic_sparse,
-    train_test_split,
+    SyntheticSparse,
 )
+from .engine import planned_workers, run
+from .files import MappedShards, open_npy, open_svmlight
 from .metrics import decision, evaluate
 from .timing import seconds
 from .trace import Trace, merge
-from .trainers import Progress, TrainConfig, model_length, train
+from .trainers import Progress, model_length
 
 METRIC_ROWS = 16384
 """Training metrics use the first rows of every shard, at most this many in total."""
@@ -74,24 +75,10 @@ class Emulation:
     workload: Workload
     hardware: HardwareSpec
     warnings: list[str]
-
-
-@dataclass(frozen=True)
-class Options:
-    """What to emulate besides the dataset, DPUs, model and optimizer (the CLI's options)."""
-
-    epochs: int = 10
-    samples_per_dpu: int = 512
-    features: int | None = None
-    arithmetic: str = "fixed"
-    seed: int = 0
-    hardware: str = "upmem-2556"
-    tasklets: int = 16
-    kernels: str = "study"
-    svm_margin: float | None = None
-    class_weights: tuple[float, float] | None = None
-    shuffle: bool = True
-    """shuffle a file's rows before sharding (False: the file's order, as the study's hosts load it)."""
+    memory: MemoryCheck | None = None
+    """the memory pre-check: the estimate and what the machine had available for it."""
+    engine: str = "serial"
+    """how the DPUs ran (``engine.describe``)."""
 
 
 Hyper = HyperParams | Mapping[str, int] | None
@@ -105,30 +92,31 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
     _check_arguments(dataset, dpus, model, optimizer, options)
     hw = load_hardware(options.hardware)
     require_links(optimizer, hw.link_topology, hw.name)  # before any data is made or read
+    file_ones: int | None = None
     if dataset in SYNTHETIC:  # every check before a row is generated
         spec = _synthetic_spec(dataset, options)
         workload = _workload(spec, model, optimizer, dpus, hyper, options)
         check_capacity(workload, hw)
-        _check_memory(workload, options)
-        shards, x_test, y_test = _synthetic_data(dataset, dpus, options)
+        memory = _check_memory(workload, options)
+        shards, test = _synthetic_data(dataset, dpus, options)
     else:
-        shards, x_test, y_test, spec = _file_data(Path(dataset), dpus, options)
+        shards, test, spec, file_ones = _file_data(Path(dataset), dpus, options)
         workload = _workload(spec, model, optimizer, dpus, hyper, options)
         check_capacity(workload, hw)
-        _check_memory(workload, options)
-    cfg = _train_config(workload, options, hw)
-    warnings = _data_warnings(shards, workload, cfg)
+        memory = _check_memory(workload, options)
+    cfg = train_config(workload, options, hw)
+    warnings = _data_warnings(shards, workload, cfg, file_ones)
     history: list[dict[str, float]] = []
     xm, ym = _metric_rows(shards)
 
     def on_epoch(epoch: int, weights: Any, tr: Any) -> None:
         train_m = evaluate(decision(xm, shards.layout, weights.coef, weights.intercept), ym, model)
-        test_m = evaluate(decision(x_test, shards.layout, weights.coef, weights.intercept), y_test, model)
+        test_m = evaluate(*test.scores(shards.layout, weights.coef, weights.intercept), model)
         history.append({"epoch": epoch, "train_accuracy": train_m["accuracy"], "test_accuracy": test_m["accuracy"],
                         "majority_baseline": test_m["majority_baseline"], "positive_rate": test_m["positive_rate"],
                         "loss": test_m["loss"], "auc": test_m["auc"], "emulated_wall_s": seconds(tr, hw)["total"]})
 
-    result = train(shards, cfg, on_epoch=on_epoch, progress=progress)
+    result = run(shards, cfg, options, on_epoch=on_epoch, progress=progress)
     trace = merge(result.traces)
     overflows = float(np.max(trace.events.get("acc_overflow", np.zeros(1))))
     if overflows:
@@ -141,7 +129,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
         warnings.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU: the model "
                         "needs larger weights than the fixed point holds (lower --learning-rate-shift is no cure; "
                         "use --arithmetic float64 to see the unsaturated result)")
-    return Emulation(history, trace, workload, hw, warnings)
+    return Emulation(history, trace, workload, hw, warnings, memory, result.engine)
 
 
 # ---------------------------------------------------------------- checks
@@ -172,12 +160,44 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
 
 
 def _available_bytes() -> float:
-    """Free physical memory, or less when an address-space limit (``ulimit -v``) leaves less room."""
+    """Memory available to a new process: the kernel's MemAvailable (free memory plus what the page cache and
+    reclaimable slabs give back), less under a cgroup limit (a container) or an address-space limit (``ulimit
+    -v``)."""
+    return min(_mem_available(), _cgroup_left(), _address_space_left())
+
+
+def _mem_available() -> float:
     try:
-        free = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import psutil  # not a dependency: used where it is installed and /proc is not there
+
+        return float(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # not POSIX: no estimate, no refusal
-        free = float("inf")
-    return min(free, _address_space_left())
+        return float("inf")
+
+
+def _cgroup_left() -> float:
+    """What the cgroup v2 memory limit of this process leaves (inf without one)."""
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as handle:
+            path = handle.read().strip().split("::", 1)[1]
+        base = Path("/sys/fs/cgroup") / path.lstrip("/")
+        limit = (base / "memory.max").read_text().strip()
+        if limit == "max":
+            return float("inf")
+        return float(int(limit) - int((base / "memory.current").read_text().strip()))
+    except (OSError, ValueError, IndexError):
+        return float("inf")
 
 
 def _address_space_left() -> float:
@@ -194,29 +214,81 @@ def _address_space_left() -> float:
     return float(max(limit - used, 0))
 
 
-def memory_estimate_bytes(w: Workload, o: Options) -> float:
-    """About the peak memory an emulation of ``w`` takes: the data as generated or read, the per-DPU model
-    state the optimizer keeps (N x d), and the kernels' scratch."""
-    n, d, rows = w.dpus, w.dataset.features, w.rows_per_dpu
+PROCESS_BYTES = 250e6
+"""Python, numpy and pimmodel in one process (measured RSS of a worker before its first step: about 0.15 GB)."""
+
+
+@dataclass(frozen=True)
+class MemoryCheck:
+    """The pre-check of one emulation: its estimated peak (all its processes; on a Ray cluster, summed over the
+    cluster's machines, checked there by Ray) and the memory available for it on this machine."""
+
+    estimate_bytes: float
+    available_bytes: float
+    processes: int
+
+    def to_record(self) -> dict[str, float]:
+        return {"estimate_bytes": self.estimate_bytes, "available_bytes": self.available_bytes,
+                "processes": self.processes}
+
+
+def memory_estimate_bytes(w: Workload, o: Options, processes: int = 1) -> float:
+    """About the peak memory of an emulation of ``w``: one step's rows of every DPU (and the next step's,
+    generated ahead), the per-DPU model state the optimizer keeps (N x d) with the update's temporaries, the
+    kernels' scratch, the training-metric rows, and Python itself per process. Nothing scales with the rows per
+    DPU: the data are generated or read one step at a time."""
+    n, d, b = w.dpus, w.dataset.features, w.local_batch
     state_vectors = REGISTRY[w.optimizer].state_vectors  # local models [+ u, c]
-    element = 8.0  # int64 (dense fixed point) or float64 per state entry
+    fixed = o.arithmetic == "fixed"
+    metric_rows = min(METRIC_ROWS, n * w.rows_per_dpu)
     if w.dataset.layout == "dense":
-        block = n * min(64, rows) * d * (4 + 4) * 2.0  # float32 generation + uint32 rows, one block prefetched
-        data = block if w.dataset.name in SYNTHETIC else n * rows * d * 4 * 2.0
-        scratch = n * w.local_batch * 8 * 2.0 + (1 << 18) * 9
+        step_rows = n * _chunk_rows(b, DENSE_CHUNK) * d * 4.0 * 2  # uint32, this step's and the next
+        element = 8.0  # int64 (fixed point) or float64 per state entry
+        temporaries = 7.0  # the local update's int64 (N, d) arrays (accumulators, guards, clamps)
+        scratch = n * b * 8 * 4.0 + (1 << 18) * 9 * processes
+        metric = metric_rows * d * 4.0 + 4096 * d * 8.0
     else:
-        element = 4.0 if o.arithmetic == "fixed" else 8.0
-        data = (n * rows * 1.25) * CRITEO_ACTIVE * (4 + 8)  # indices, plus the generator's scores and ranks
-        scratch = n * w.local_batch * CRITEO_ACTIVE * 8 * 6.0  # sort keys, values and order of a batch
-    return data + state_vectors * n * d * element * 1.5 + scratch
+        step_rows = n * _chunk_rows(b, SPARSE_CHUNK) * CRITEO_ACTIVE * (4 + 1) * 2.0
+        element = 4.0 if fixed else 8.0
+        temporaries = 1.5
+        if fixed and not _sparse_local_models(REGISTRY[w.optimizer]):
+            state_vectors = 0  # the batch's touched entries only, counted with the accumulators below
+        # the batch's sorted keys, values and order, for DPU chunks of at most SPARSE_STEP_ENTRIES entries, and the
+        # batch's accumulators (at most one per active slot)
+        scratch = min(n * b * CRITEO_ACTIVE, kn.SPARSE_STEP_ENTRIES * processes) * 8 * 6.0 \
+            + n * b * CRITEO_ACTIVE * (16.0 + 12.0)  # accumulators (key, value) and touched weights (key, value)
+        metric = metric_rows * CRITEO_ACTIVE * 4.0 + d * 8.0 * 4
+    return step_rows + state_vectors * n * d * element * temporaries + scratch + metric + PROCESS_BYTES * processes
 
 
-def _check_memory(w: Workload, o: Options) -> None:
-    need, have = memory_estimate_bytes(w, o), MEMORY_SHARE * _available_bytes()
+def _sparse_local_models(info: Any) -> bool:
+    """Whether the sparse fixed-point DPUs hold N distinct models: not when they send gradients only (a global
+    batch) or when every step starts from the host's model (one synchronisation per step through the host: the
+    local models are the shared one plus the entries the batch touched, ``kernels.SharedLocal``)."""
+    return not (info.batch == "global" or (info.sync == "step" and not info.emulated_links))
+
+
+def _chunk_rows(b: int, chunk: int) -> int:
+    """Rows a step of b rows generates (whole chunks)."""
+    return -(-b // chunk) * chunk
+
+
+def _check_memory(w: Workload, o: Options) -> MemoryCheck:
+    processes = 1 + planned_workers(w, o)
+    need, available = memory_estimate_bytes(w, o, processes), _available_bytes()
+    have = MEMORY_SHARE * available
+    if o.engine == "ray" and o.address is not None:
+        # the DPUs' state lives on the cluster's machines; this one holds the metric rows and the test blocks
+        driver = PROCESS_BYTES + min(METRIC_ROWS, w.dpus * w.rows_per_dpu) * w.dataset.slots_per_row * 4.0 * 2
+        if driver > have:
+            raise SpecError(f"the driver of this Ray run needs about {driver / 1e9:.1f} GB, more than the "
+                            f"{have / 1e9:.1f} GB available for it")
+        return MemoryCheck(need, available, processes)
     if need > have:
         raise SpecError(f"emulating {w.dpus:,} DPUs x {w.rows_per_dpu:,} rows x {w.dataset.features:,} features "
-                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of memory free for it; "
-                        "use fewer --dpus, --samples-per-dpu or --features")
+                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of memory available for "
+                        f"it ({MEMORY_SHARE:.0%} of {available / 1e9:.1f} GB); use fewer --dpus or --features")
+    return MemoryCheck(need, available, processes)
 
 
 def _workload(spec: DatasetSpec, model: str, optimizer: str, dpus: int, hyper: Hyper, o: Options) -> Workload:
@@ -224,16 +296,6 @@ def _workload(spec: DatasetSpec, model: str, optimizer: str, dpus: int, hyper: H
         return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, hyper, o.kernels)
     resolved, notes = resolve_hyperparams(spec, model, optimizer, dpus, "weak", epochs=o.epochs, **dict(hyper or {}))
     return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, resolved, o.kernels, notes)
-
-
-def _train_config(w: Workload, o: Options, hw: HardwareSpec) -> TrainConfig:
-    hp = w.hp
-    return TrainConfig(model=w.model, optimizer=w.optimizer, batch_size=hp.batch_size,
-                       global_batch_size=hp.global_batch_size, learning_rate_shift=hp.learning_rate_shift,
-                       reg_shift=hp.reg_shift, alpha_shift=hp.admm_alpha_shift, epochs=o.epochs,
-                       arithmetic=o.arithmetic, tasklets=o.tasklets, kernels=o.kernels, svm_margin=o.svm_margin,
-                       class_weights=o.class_weights, task_epochs=hp.task_epochs, dma_max_bytes=hw.dma_max_bytes,
-                       sync_every=w.sync_every, link_topology=hw.link_topology, dpus_per_rank=hw.dpus_per_rank)
 
 
 # ---------------------------------------------------------------- data
@@ -248,58 +310,75 @@ def _synthetic_spec(dataset: str, o: Options) -> DatasetSpec:
                    rows_per_dpu_weak=o.samples_per_dpu)
 
 
-def _synthetic_data(dataset: str, dpus: int, o: Options) -> tuple[Shards, NDArray, NDArray]:
+@dataclass
+class TestSet:
+    """The rows the test metrics are computed on: in memory, generated in blocks (synthetic, larger than
+    ``TEST_IN_MEMORY_BYTES``) or read in blocks from a mapped file; scored one block at a time."""
+
+    y: NDArray[np.uint8]
+    x: NDArray | None = None
+    source: Any = None
+    """a one-DPU synthetic source (``rows``) or ``files.MappedRows`` (``blocks``)."""
+
+    def blocks(self) -> Any:
+        if self.x is not None:
+            yield self.x
+        elif hasattr(self.source, "blocks"):
+            yield from self.source.blocks()
+        else:
+            rows = self.source.rows_per_dpu
+            for lo in range(0, rows, TEST_BLOCK_ROWS):
+                yield self.source.rows(lo, min(rows, lo + TEST_BLOCK_ROWS))[0][0]
+
+    def scores(self, layout: str, coef: NDArray, intercept: float) -> tuple[NDArray, NDArray]:
+        """(decision values of every test row, labels)."""
+        parts = [decision(x, layout, coef, intercept) for x in self.blocks()]
+        return np.concatenate(parts), self.y
+
+
+TEST_IN_MEMORY_BYTES = 64e6
+TEST_BLOCK_ROWS = 4096
+
+
+def _synthetic_test(source: Any, width: int) -> TestSet:
+    rows = source.rows_per_dpu
+    if rows * width * 4 <= TEST_IN_MEMORY_BYTES:
+        x, y = source.rows(0, rows)
+        return TestSet(y[0], x[0])
+    y = np.concatenate([source.rows(lo, min(rows, lo + TEST_BLOCK_ROWS))[1][0] for lo in range(0, rows,
+                                                                                                 TEST_BLOCK_ROWS)])
+    return TestSet(y, source=source)
+
+
+def _synthetic_data(dataset: str, dpus: int, o: Options) -> tuple[Shards, TestSet]:
     test_rows = max(1024, min(65536, dpus * o.samples_per_dpu // 4))
     if dataset == "synthetic-yfcc":
         d = o.features or 4096
-        xt, yt = SyntheticDense(1, test_rows, d, o.seed, stream=1).rows(0, test_rows)
-        return SyntheticDense(dpus, o.samples_per_dpu, d, o.seed), xt[0], yt[0]
-    idx, y = synthetic_sparse(dpus * o.samples_per_dpu + test_rows, o.features or 1_000_000, o.seed)
-    n = dpus * o.samples_per_dpu
-    return shard(idx[:n], y[:n], dpus, "sparse", o.features or 1_000_000), idx[n:], y[n:]
+        test = SyntheticDense(1, test_rows, d, o.seed, stream=1, prefetch=False)
+        return SyntheticDense(dpus, o.samples_per_dpu, d, o.seed), _synthetic_test(test, d)
+    f = o.features or 1_000_000
+    test_sparse = SyntheticSparse(1, test_rows, f, o.seed, stream=1, prefetch=False)
+    return SyntheticSparse(dpus, o.samples_per_dpu, f, o.seed), _synthetic_test(test_sparse, CRITEO_ACTIVE)
 
 
-def _file_data(path: Path, dpus: int, o: Options) -> tuple[ArrayShards, NDArray, NDArray, DatasetSpec]:
-    """A file's rows: 80 % training rows (shuffled unless ``o.shuffle`` is off) sharded over the DPUs, 20 % test
-    rows. Real-valued svmlight files and .npy arrays take the dense kernels, binary svmlight files the sparse
-    ones."""
+def _file_data(path: Path, dpus: int, o: Options) -> tuple[MappedShards, TestSet, DatasetSpec, int | None]:
+    """A file's rows, memory-mapped (``files``): 80 % training rows (shuffled unless ``o.shuffle`` is off) sharded
+    over the DPUs, 20 % test rows. Real-valued svmlight files and .npy arrays take the dense kernels, binary
+    svmlight files the sparse ones. Also: the training rows' features equal to exactly 1.0 (dense)."""
     if not path.is_file():
         raise DataError(f"dataset {str(path)!r} is neither synthetic-yfcc, synthetic-criteo nor a readable file")
-    rng = np.random.default_rng(o.seed)
-    budget = MEMORY_SHARE * _available_bytes()  # the readers refuse a file they cannot hold before reading it all
-    if path.suffix == ".npy":
-        xq, y = read_npy(path, budget)
-        return _shards(path, xq, y, dpus, rng, o, "dense")
-    data = read_svmlight_data(path, budget)
-    if not data.binary:  # real-valued features: the dense kernels, Q1.31 after a range check
-        if data.features > MAX_DENSE_FEATURES:
-            raise DataError(f"{path}: {data.features:,} real-valued features; the dense kernels take at most "
-                            f"{MAX_DENSE_FEATURES:,} (binary data, one value everywhere, takes the sparse kernels)")
-        return _shards(path, fx.quantize_unit(data.dense(budget)), data.labels, dpus, rng, o, "dense")
-    data.check_ell(CRITEO_ACTIVE)
-    return _shards(path, ell_from_rows(data.rows), data.labels, dpus, rng, o, "sparse", data.features)
-
-
-def _shards(path: Path, x: NDArray, y: NDArray, dpus: int, rng: np.random.Generator, o: Options, layout: str,
-            features: int = 0) -> tuple[ArrayShards, NDArray, NDArray, DatasetSpec]:
-    if len(np.unique(y)) < 2:
-        raise DataError(f"{path}: every label is {int(y[0])}; a classifier needs both classes")
-    train_idx, test_idx = train_test_split(x.shape[0], 0.2, rng)
-    if o.shuffle:
-        train_idx = rng.permutation(train_idx)
-    if train_idx.size < dpus:
-        raise DataError(f"{path}: {train_idx.size:,} training rows cannot feed {dpus:,} DPUs; use at most "
-                        f"{train_idx.size:,} --dpus")
-    if layout == "dense":
-        sh = shard(x[train_idx], y[train_idx], dpus, "dense", x.shape[1], pad_multiple=2 * o.tasklets)
+    data = open_npy(path) if path.suffix == ".npy" else open_svmlight(path, MAX_DENSE_FEATURES)
+    sh, test_rows, train_idx = data.shards(dpus, o.seed, o.shuffle, pad_multiple=2 * o.tasklets)
+    test = TestSet(test_rows.y, source=test_rows)
+    positive = _positive_fraction(data.labels)
+    if data.layout == "dense":
         spec = replace(YFCC, name=path.stem, features=sh.features, nonzeros_per_row=sh.features,
-                       slots_per_row=sh.features, rows_per_dpu_weak=sh.rows_per_dpu,
-                       positive_fraction=_positive_fraction(y))
-        return sh, x[test_idx], y[test_idx], spec
-    sh = shard(x[train_idx], y[train_idx], dpus, "sparse", features)
-    spec = replace(CRITEO, name=path.stem, features=model_length(features, o.tasklets), bias_index=features,
-                   rows_per_dpu_weak=sh.rows_per_dpu, positive_fraction=_positive_fraction(y))
-    return sh, x[test_idx], y[test_idx], spec
+                       slots_per_row=sh.features, rows_per_dpu_weak=sh.rows_per_dpu, positive_fraction=positive)
+        ones = None if data.ones is None else int(data.ones[train_idx].sum())
+        return sh, test, spec, ones
+    spec = replace(CRITEO, name=path.stem, features=model_length(data.features, o.tasklets),
+                   bias_index=data.features, rows_per_dpu_weak=sh.rows_per_dpu, positive_fraction=positive)
+    return sh, test, spec, None
 
 
 def _positive_fraction(y: NDArray) -> float:
@@ -309,8 +388,9 @@ def _positive_fraction(y: NDArray) -> float:
 def _metric_rows(shards: Shards) -> tuple[NDArray, NDArray]:
     """The first rows of every shard (the training metrics' sample), padding rows left out."""
     k = max(1, min(shards.rows_per_dpu, METRIC_ROWS // shards.n_dpus))
-    x, y = shards.rows(0, k)
-    valid = shards.valid(0, k)
+    source: Any = replace(shards, prefetch=False) if hasattr(shards, "prefetch") else shards  # type: ignore[type-var]
+    x, y = source.rows(0, k)
+    valid = source.valid(0, k)
     x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1)
     if valid is None:
         return x, y
@@ -318,13 +398,30 @@ def _metric_rows(shards: Shards) -> tuple[NDArray, NDArray]:
     return x[keep], y[keep]
 
 
-def _data_warnings(shards: Shards, w: Workload, cfg: TrainConfig) -> list[str]:
-    """Warnings about what the chosen kernels will do to this data (checked on in-memory shards)."""
+ONE_CLASS_EXPECTED = 64.0
+"""A synthetic source is scanned for one-class DPUs only when a shard expects fewer rows of its rarer class than
+this (beyond, the chance that a shard holds one class only is below e^-64)."""
+
+
+def _labels_per_dpu(shards: Shards, w: Workload) -> tuple[NDArray, NDArray] | None:
+    """(positives, rows) per DPU, or None where that would mean generating every row of a large synthetic run."""
+    if isinstance(shards, (ArrayShards, MappedShards)):
+        counts = shards.counts if shards.counts is not None else np.full(shards.n_dpus, shards.rows_per_dpu)
+        return np.array([int(shards.y[k, :n].sum()) for k, n in enumerate(counts)]), counts
+    p = w.dataset.positive_fraction if w.dataset.layout == "sparse" else 0.5
+    if shards.rows_per_dpu * min(p, 1 - p) >= ONE_CLASS_EXPECTED:
+        return None
+    positives = np.concatenate([shards.part(lo, min(shards.n_dpus, lo + 64)).rows(0, shards.rows_per_dpu)[1].sum(axis=1)
+                                for lo in range(0, shards.n_dpus, 64)])
+    return positives, np.full(shards.n_dpus, shards.rows_per_dpu)
+
+
+def _data_warnings(shards: Shards, w: Workload, cfg: TrainConfig, ones: int | None = None) -> list[str]:
+    """Warnings about what the chosen kernels will do to this data."""
     out: list[str] = []
-    if not isinstance(shards, ArrayShards):
-        return out
     if w.model == "svm" and cfg.kernels == "study" and shards.layout == "dense":
-        ones = int(np.count_nonzero(shards.x == fx.ONE))
+        if ones is None and isinstance(shards, ArrayShards):
+            ones = int(np.count_nonzero(shards.x == fx.ONE))
         if ones:
             out.append(f"{ones:,} feature values equal exactly 1.0: the study's SVM kernels cast them to -1.0 (a "
                        "signed 32-bit cast), pushing their weights the wrong way; use --kernels corrected")
@@ -332,10 +429,11 @@ def _data_warnings(shards: Shards, w: Workload, cfg: TrainConfig) -> list[str]:
         neg, pos = cfg.weights
         out.append(f"class weights {neg:g}:{pos:g} (negative:positive) scale the gradient, as the study's Criteo "
                    "kernels do; use --class-weights 1:1 or --kernels corrected for unweighted training")
-    counts = shards.counts if shards.counts is not None else np.full(shards.n_dpus, shards.rows_per_dpu)
-    positives = np.array([int(shards.y[k, :n].sum()) for k, n in enumerate(counts)])
-    one_class = int(np.count_nonzero((positives == 0) | (positives == counts)))
-    if one_class:
-        out.append(f"{one_class:,} of {shards.n_dpus:,} DPUs hold rows of one class only (a label-sorted file "
-                   "without --shuffle, or too few rows per DPU): their local models pull apart")
+    labels = _labels_per_dpu(shards, w)
+    if labels is not None:
+        positives, counts = labels
+        one_class = int(np.count_nonzero((positives == 0) | (positives == counts)))
+        if one_class:
+            out.append(f"{one_class:,} of {shards.n_dpus:,} DPUs hold rows of one class only (a label-sorted file "
+                       "without --shuffle, or too few rows per DPU): their local models pull apart")
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Protocol
@@ -51,6 +51,9 @@ class Shards(Protocol):
     def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
         """(DPUs, stop - start) mask of real rows, or None when every row is real."""
 
+    def part(self, lo: int, hi: int) -> Shards:
+        """DPUs [lo, hi) as a source of their own (the same rows; cheap to send to another process)."""
+
 
 @dataclass
 class ArrayShards:
@@ -73,6 +76,11 @@ class ArrayShards:
 
     def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]:
         return self.x[:, start:stop], self.y[:, start:stop]
+
+    def part(self, lo: int, hi: int) -> ArrayShards:
+        """DPUs [lo, hi) (views; a part keeps the run's longest shard as its padded length)."""
+        return ArrayShards(self.x[lo:hi], self.y[lo:hi], self.layout, self.features,
+                           None if self.counts is None else self.counts[lo:hi])
 
     def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
         if self.counts is None or int(self.counts.min()) >= min(stop, self.rows_per_dpu):
@@ -125,37 +133,110 @@ def check_labels(y: NDArray) -> NDArray[np.uint8]:
 
 
 # ---------------------------------------------------------------- synthetic YFCC-like (dense)
+DENSE_CHUNK = 8
+"""Rows per DPU of one generated chunk of the YFCC-like source (one seeded stream each)."""
+SPARSE_CHUNK = 256
+"""Rows per DPU of one generated chunk of the Criteo-like source."""
+DATA_VERSION = 2
+"""Version of the synthetic generators' streams (2: one seeded stream per DPU and chunk of rows, so that any group
+of DPUs generates its own rows alone; 1 generated blocks of every DPU's rows from one stream)."""
+
+
+def _aligned(start: int, stop: int, chunk: int, rows: int) -> tuple[int, int]:
+    """[start, stop) widened to whole chunks (and cut at the shard's end)."""
+    return start // chunk * chunk, min(rows, -(-stop // chunk) * chunk)
+
+
+class _Chunked:
+    """Rows generated in chunks of ``block`` rows per DPU, each from its own seeded stream ``(seed, kind, stream,
+    dpu, chunk)``, so a DPU's rows do not depend on which other DPUs the same process generates (``part``). The
+    rows asked for are generated widened to whole chunks and kept, and the next range of the same length is
+    generated on a background thread while the current one is trained on (numpy's generators release the GIL),
+    so memory holds two steps' rows of this process's DPUs."""
+
+    n_dpus: int
+    rows_per_dpu: int
+    block: int
+    first_dpu: int
+    prefetch: bool
+
+    def _init_cache(self) -> None:
+        self._cache: dict[tuple[int, int], tuple[NDArray, NDArray[np.uint8]] | Future] = {}
+
+    def _generate(self, lo: int, hi: int) -> tuple[NDArray, NDArray[np.uint8]]:
+        raise NotImplementedError
+
+    def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
+        return None  # every DPU gets rows_per_dpu rows
+
+    def _range(self, lo: int, hi: int) -> tuple[NDArray, NDArray[np.uint8]]:
+        got = self._cache.get((lo, hi))
+        if got is None:
+            return self._generate(lo, hi)
+        return got.result() if isinstance(got, Future) else got
+
+    def rows(self, start: int, stop: int) -> tuple[NDArray, NDArray[np.uint8]]:
+        stop = min(stop, self.rows_per_dpu)  # a partial last batch, as array shards slice it
+        lo, hi = _aligned(start, stop, self.block, self.rows_per_dpu)
+        x, y = self._range(lo, hi)
+        cache: dict[tuple[int, int], tuple[NDArray, NDArray[np.uint8]] | Future] = {(lo, hi): (x, y)}
+        nxt = (hi, min(self.rows_per_dpu, hi + (hi - lo)))
+        if self.prefetch and nxt[0] < self.rows_per_dpu:  # at most one range ahead
+            cache[nxt] = self._cache.get(nxt) or _prefetcher().submit(self._generate, *nxt)
+        self._cache = cache
+        return x[:, start - lo:stop - lo], y[:, start - lo:stop - lo]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_cache"] = {}  # a part sent to a worker generates its own rows
+        return state
+
+
 @dataclass
-class SyntheticDense:
+class SyntheticDense(_Chunked):
     """YFCC-like ReLU features: x_j = max(0, a_j + (2y-1) u_j + s e), min-max scaled by a fixed per-feature
-    cap (values clipped to [0, 1], so exact 0s and 1s both occur), balanced labels, 5 % label noise."""
+    cap (values clipped to [0, 1], so exact 0s and 1s both occur), balanced labels per chunk, 5 % label noise."""
 
     n_dpus: int
     rows_per_dpu: int
     features: int = 4096
     seed: int = 0
-    block: int = 64
+    block: int = DENSE_CHUNK
+    """rows per DPU and chunk (each chunk its own stream; the data depend on it)."""
     stream: int = 0
     """rows of another split (e.g. 1 = test set) from the same feature model."""
     layout: str = "dense"
     prefetch: bool = True
-    """generate the next block on a background thread while the current one is trained on (numpy's
-    generators release the GIL; each block has its own seeded stream, so the rows are the same)."""
+    first_dpu: int = 0
+    """the global index of this source's first DPU (``part``)."""
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng([self.seed, 1])
         self._a = rng.normal(-0.4, 0.5, self.features).astype(np.float32)
         self._u = (rng.normal(0.0, 1.0, self.features) * 0.9 / np.sqrt(self.features) * 2.5).astype(np.float32)
         self._cap = (np.maximum(self._a, 0) + np.abs(self._u) + 2.5).astype(np.float32)
-        self._cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]] | Future] = {}
+        self._init_cache()
 
-    def _make(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
-        rng = np.random.default_rng([self.seed, 2, self.stream, blk])
-        n = min(self.block, self.rows_per_dpu - blk * self.block)
-        y = (rng.permuted(np.arange(self.n_dpus * n).reshape(self.n_dpus, n) % 2, axis=1)).astype(np.uint8)
-        flip = rng.random(y.shape) < 0.05
-        pos = (y ^ flip).astype(bool)[:, :, None]
-        h = rng.standard_normal((self.n_dpus, n, self.features), dtype=np.float32)
+    def part(self, lo: int, hi: int) -> SyntheticDense:
+        """DPUs [lo, hi) as a source of their own (the same rows)."""
+        return replace(self, n_dpus=hi - lo, first_dpu=self.first_dpu + lo)
+
+    def _generate(self, lo: int, hi: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+        x = np.empty((self.n_dpus, hi - lo, self.features), np.uint32)
+        y = np.empty((self.n_dpus, hi - lo), np.uint8)
+        for k in range(self.n_dpus):
+            for c in range(lo // self.block, -(-hi // self.block)):
+                a = c * self.block - lo
+                n = min(self.block, self.rows_per_dpu - c * self.block)
+                self._chunk(self.first_dpu + k, c, x[k, a:a + n], y[k, a:a + n])
+        return x, y
+
+    def _chunk(self, dpu: int, chunk: int, out_x: NDArray[np.uint32], out_y: NDArray[np.uint8]) -> None:
+        rng = np.random.default_rng([self.seed, 2, self.stream, dpu, chunk])
+        n = out_x.shape[0]
+        y = rng.permuted(np.arange(n) % 2).astype(np.uint8)
+        pos = (y ^ (rng.random(n) < 0.05)).astype(bool)[:, None]
+        h = rng.standard_normal((n, self.features), dtype=np.float32)
         h += self._a
         # h += (2 (y ^ flip) - 1) u, in place: adding -u is subtracting u (IEEE), so the values are the same
         np.add(h, self._u, out=h, where=pos)
@@ -164,33 +245,8 @@ class SyntheticDense:
         h /= self._cap
         np.minimum(h, 1.0, out=h)
         h *= np.float32(fx.ONE)  # exact: a power of two, h in [0, 1]; float32 -> uint32 truncates as float64 does
-        return h.astype(np.uint32), y
-
-    def valid(self, start: int, stop: int) -> NDArray[np.bool_] | None:
-        return None  # every DPU gets rows_per_dpu rows
-
-    def _block(self, blk: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
-        got = self._cache.get(blk)
-        if got is None:
-            return self._make(blk)
-        return got.result() if isinstance(got, Future) else got
-
-    def rows(self, start: int, stop: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
-        stop = min(stop, self.rows_per_dpu)  # a partial last batch, as array shards slice it
-        first, last = start // self.block, (stop - 1) // self.block
-        parts = [self._block(blk) for blk in range(first, last + 1)]
-        cache: dict[int, tuple[NDArray[np.uint32], NDArray[np.uint8]] | Future] = {last: parts[-1]}
-        nxt = last + 1
-        if self.prefetch and nxt * self.block < self.rows_per_dpu:  # at most one block ahead
-            cache[nxt] = self._cache.get(nxt) or _prefetcher().submit(self._make, nxt)
-        self._cache = cache
-        if len(parts) == 1:
-            x, y = parts[0]
-        else:
-            x = np.concatenate([p[0] for p in parts], axis=1)
-            y = np.concatenate([p[1] for p in parts], axis=1)
-        off = first * self.block
-        return x[:, start - off:stop - off], y[:, start - off:stop - off]
+        np.copyto(out_x, h, casting="unsafe")
+        out_y[:] = y
 
 
 @lru_cache(maxsize=1)
@@ -199,29 +255,81 @@ def _prefetcher() -> ThreadPoolExecutor:
 
 
 # ---------------------------------------------------------------- synthetic Criteo-like (sparse)
-def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0, chunk: int = 1 << 16,
-                     positive_fraction: float = CRITEO_POSITIVE_FRACTION
-                     ) -> tuple[NDArray[np.int32], NDArray[np.uint8]]:
-    """Criteo-like rows: 39 categorical fields hashed into disjoint index ranges of [1, features) (so the
-    39 indices of a row are distinct), Zipf-distributed values, labels from a logistic model whose
-    intercept gives the requested positive rate. Generated in chunks of ``chunk`` rows."""
+CUT_SAMPLE_ROWS = 200_000
+"""Rows of the generator's own calibration stream whose score quantile sets the label threshold."""
+
+
+@dataclass
+class SyntheticSparse(_Chunked):
+    """Criteo-like rows: 39 categorical fields hashed into disjoint index ranges of [1, features) (so the 39
+    indices of a row are distinct), Zipf-distributed values, labels from a logistic model whose threshold (the
+    score quantile of a calibration sample of the same model) gives the requested positive rate."""
+
+    n_dpus: int
+    rows_per_dpu: int
+    features: int = 1_000_000
+    seed: int = 0
+    block: int = SPARSE_CHUNK
+    stream: int = 0
+    positive_fraction: float = CRITEO_POSITIVE_FRACTION
+    layout: str = "sparse"
+    prefetch: bool = True
+    first_dpu: int = 0
+
+    def __post_init__(self) -> None:
+        self._width = (self.features - 1) // CRITEO_ACTIVE
+        if self._width < 2:
+            raise DataError(f"--features {self.features} is too small for {CRITEO_ACTIVE} distinct active features")
+        self._theta, self._mult, self._offsets, self._cut = _sparse_model(self.seed, self.features,
+                                                                         self.positive_fraction)
+        self._init_cache()
+
+    def part(self, lo: int, hi: int) -> SyntheticSparse:
+        return replace(self, n_dpus=hi - lo, first_dpu=self.first_dpu + lo)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+        return _draw_sparse(rng, n, self._width, self._offsets, self._mult, self._theta)
+
+    def _generate(self, lo: int, hi: int) -> tuple[NDArray[np.int32], NDArray[np.uint8]]:
+        x = np.empty((self.n_dpus, hi - lo, CRITEO_ACTIVE), np.int32)
+        y = np.empty((self.n_dpus, hi - lo), np.uint8)
+        for k in range(self.n_dpus):
+            for c in range(lo // self.block, -(-hi // self.block)):
+                a = c * self.block - lo
+                n = min(self.block, self.rows_per_dpu - c * self.block)
+                idx, score = self._draw(np.random.default_rng([self.seed, 4, self.stream, self.first_dpu + k, c]), n)
+                x[k, a:a + n] = idx
+                y[k, a:a + n] = score > self._cut
+        return x, y
+
+
+def _draw_sparse(rng: np.random.Generator, n: int, width: int, offsets: NDArray, mult: NDArray, theta: NDArray
+                 ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+    rank = np.minimum(rng.zipf(1.3, (n, CRITEO_ACTIVE)), width)
+    idx = (offsets + (rank * mult) % width).astype(np.int32)
+    return idx, theta[idx].sum(axis=1) + rng.logistic(0, 0.6, n).astype(np.float32)
+
+
+@lru_cache(maxsize=8)
+def _sparse_model(seed: int, features: int, positive_fraction: float) -> tuple[NDArray, NDArray, NDArray, float]:
+    """The Criteo-like feature model of a seed (weights, hash multipliers, field offsets) and the label threshold
+    from its calibration stream (made once per process)."""
     rng = np.random.default_rng([seed, 3])
     width = (features - 1) // CRITEO_ACTIVE
-    if width < 2:
-        raise DataError(f"--features {features} is too small for {CRITEO_ACTIVE} distinct active features")
     theta = rng.normal(0.0, 0.35, features).astype(np.float32)
     mult = rng.integers(1, width, CRITEO_ACTIVE) | 1
     offsets = 1 + np.arange(CRITEO_ACTIVE) * width
-    idx = np.empty((n_rows, CRITEO_ACTIVE), np.int32)
-    score = np.empty(n_rows, np.float32)
-    for lo in range(0, n_rows, chunk):
-        crng = np.random.default_rng([seed, 4, lo // chunk])
-        n = min(chunk, n_rows - lo)
-        rank = np.minimum(crng.zipf(1.3, (n, CRITEO_ACTIVE)), width)
-        idx[lo:lo + n] = offsets + (rank * mult) % width
-        score[lo:lo + n] = theta[idx[lo:lo + n]].sum(axis=1) + crng.logistic(0, 0.6, n)
-    cut = np.quantile(score[: min(n_rows, 200_000)], 1.0 - positive_fraction)
-    return idx, (score > cut).astype(np.uint8)
+    _, score = _draw_sparse(np.random.default_rng([seed, 5]), CUT_SAMPLE_ROWS, width, offsets, mult, theta)
+    return theta, mult, offsets, float(np.quantile(score, 1.0 - positive_fraction))
+
+
+def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0,
+                     positive_fraction: float = CRITEO_POSITIVE_FRACTION
+                     ) -> tuple[NDArray[np.int32], NDArray[np.uint8]]:
+    """``n_rows`` Criteo-like rows in memory (``SyntheticSparse``'s stream of one DPU)."""
+    x, y = SyntheticSparse(1, n_rows, features, seed, positive_fraction=positive_fraction, prefetch=False
+                           ).rows(0, n_rows)
+    return x[0], y[0]
 
 
 # ---------------------------------------------------------------- readers

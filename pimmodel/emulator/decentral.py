@@ -27,6 +27,7 @@ from . import fixedpoint as fx
 from . import host
 from . import kernels as kn
 from .data import Shards
+from .group import Group
 from .links import gossip_graph, group_sum, mix, received_elements
 from .trace import Trace
 from .trainers import (
@@ -44,7 +45,7 @@ from .trainers import (
 
 def _shared(st: State) -> tuple[Any, Any]:
     """Every DPU holding the global model (a broadcast view) and its bias."""
-    return np.broadcast_to(st.w, (st.n, st.d)), np.full(st.n, st.bias, dtype=st.b_local.dtype)
+    return np.broadcast_to(st.w, (st.local, st.d)), np.full(st.local, st.bias, dtype=st.b_local.dtype)
 
 
 def _dense(w: Any) -> Any:
@@ -128,7 +129,7 @@ def _average_through_host(st: State, w: Any, bias: Any, group: int, tr: Trace, i
         _ma_host(st, w, bias)
         return None, None
     w = _dense(w)
-    bounds = list(range(0, st.n, group)) + [st.n]
+    bounds = list(range(0, st.local, group)) + [st.local]  # this process's DPUs start a rank (engine.align)
     rows: list[Any] = []
     biases: list[Any] = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
@@ -136,8 +137,8 @@ def _average_through_host(st: State, w: Any, bias: Any, group: int, tr: Trace, i
             rows.append(host.average_fixed(np.asarray(w[lo:hi], dtype=np.int64)))
             biases.append(host.average_bias_fixed(bias[lo:hi]) if st.dense else 0)
         else:
-            rows.append(w[lo:hi].mean(axis=0))
-            biases.append(float(bias[lo:hi].mean()) if st.dense else 0.0)
+            rows.append(Group.alone(hi - lo).mean(w[lo:hi]))
+            biases.append(float(Group.alone(hi - lo).mean(bias[lo:hi])) if st.dense else 0.0)
     sizes = np.diff(bounds)
     models = _zero_pads(st, np.repeat(np.stack(rows).astype(st.w.dtype), sizes, axis=0))
     return models, np.repeat(np.asarray(biases, dtype=st.b_local.dtype), sizes)
@@ -148,7 +149,8 @@ def _rank_average_links(st: State, cfg: TrainConfig, w: Any, bias: Any, group: i
     """Each rank's DPUs pre-scale by 1/G (a shift), all-reduce over their links and hold the rank's average; at a
     global step the host averages the ranks' shards between the reduce-scatter and the all-gather."""
     vector = 4 * st.d + (8 if st.dense else 0)
-    ev.allreduce_exchange(tr, received_elements(st.n, group, st.d), st.d, 4, 1, cfg.dma_max_bytes)
+    g = st.group
+    ev.allreduce_exchange(tr, received_elements(st.n, group, st.d)[g.lo:g.hi], st.d, 4, 1, cfg.dma_max_bytes)
     tr.link(LinkOp("allreduce", "all-to-all" if cfg.link_topology == "all-to-all" else "ring", vector, group))
     if st.fixed:
         shift = group.bit_length() - 1
@@ -167,12 +169,13 @@ def _rank_average_links(st: State, cfg: TrainConfig, w: Any, bias: Any, group: i
         tr.host(ranks * vector, ranks * st.d, threads)
         tr.thread_starts[threads] += 1
         tr.transfer(True, shard)
+    rank_group = Group(ranks, g.lo // group, g.hi // group, g.comm)  # the ranks' averages, one row per rank
     if st.fixed:
-        st.w = _zero_pads(st, host.average_fixed(ranks_w).astype(st.w.dtype))
-        st.bias = host.average_bias_fixed(ranks_b) if st.dense else np.int64(0)
+        st.w = _zero_pads(st, host.average_fixed(ranks_w, rank_group).astype(st.w.dtype))
+        st.bias = host.average_bias_fixed(ranks_b, rank_group) if st.dense else np.int64(0)
     else:
-        st.w = _zero_pads(st, ranks_w.mean(axis=0))
-        st.bias = float(ranks_b.mean()) if st.dense else 0.0
+        st.w = _zero_pads(st, rank_group.mean(ranks_w))
+        st.bias = float(rank_group.mean(ranks_b)) if st.dense else 0.0
     return None, None
 
 
@@ -191,20 +194,30 @@ def dpsgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int,
     for s in range(steps):
         w, new_bias = _local_step(st, shards, cfg, s * b, b, w, bias, tr, update=True)
         bias = new_bias if st.dense else bias
-        w = _zero_pads(st, mix(w, graph, st.fixed))
+        w = _zero_pads(st, _mix(st, w, graph))
         if st.dense:
-            bias = mix(bias, graph, st.fixed, wide=True)
+            bias = _mix(st, bias, graph, wide=True)
         ev.gossip_mix(tr, st.d, k, st.dense, cfg.dma_max_bytes)
         tr.link(op)
         tr.rounds += 1
         st.w_local, st.b_local = w, bias  # where a progress hook can see the DPUs' models
         _tick(progress, steps)
     if st.fixed:
-        st.w = _zero_pads(st, host.average_fixed(np.asarray(w, dtype=np.int64)).astype(st.w.dtype))
-        st.bias = host.average_bias_fixed(bias) if st.dense else np.int64(0)
+        st.w = _zero_pads(st, host.average_fixed(np.asarray(w, dtype=np.int64), st.group).astype(st.w.dtype))
+        st.bias = host.average_bias_fixed(bias, st.group) if st.dense else np.int64(0)
     else:
-        st.w, st.bias = _zero_pads(st, w.mean(axis=0)), float(bias.mean()) if st.dense else 0.0
+        st.w, st.bias = _zero_pads(st, st.group.mean(w)), float(st.group.mean(bias)) if st.dense else 0.0
     return st.decoded(st.w, st.bias)
+
+
+def _mix(st: State, values: NDArray[Any], graph: NDArray[np.int64], wide: bool = False) -> NDArray[Any]:
+    """``links.mix`` of this group's rows, the neighbours' rows fetched from the groups that hold them."""
+    g = st.group
+    if g.size == g.n:
+        return mix(values, graph, st.fixed, wide)
+    mine = graph[g.lo:g.hi]
+    need = np.unique(mine)
+    return mix(values, np.searchsorted(need, mine), st.fixed, wide, source=g.comm.rows(values, need, g.lo, g.n))
 
 
 # ---------------------------------------------------------------- all-reduce SGD
@@ -218,7 +231,7 @@ def allreduce_sgd_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, ste
                         "two")
     topology = cfg.link_topology
     op = LinkOp("allreduce", topology, 8 * st.d + (8 if st.dense else 0), st.n, torus_shape(st.n)[0])
-    received = received_elements(st.n, st.n, st.d)
+    received = received_elements(st.n, st.n, st.d)[st.group.lo:st.group.hi]
     ev.launch(tr, st.dense)
     for r in range(steps):
         w, bias = _shared(st)

@@ -25,7 +25,8 @@ from ..errors import PimModelError
 from ..kernels.capacity import check as check_capacity
 from ..specs import CRITEO, DEFAULT_HARDWARE, KERNEL_VARIANTS, OPTIMIZERS, YFCC, HardwareSpec, Workload, load_hardware
 from . import fixedpoint as fx
-from .api import ARITHMETICS, Options, _data_warnings, _metric_rows, _train_config, _workload
+from .api import ARITHMETICS, _data_warnings, _metric_rows, _workload
+from .config import Options, train_config
 from .data import CRITEO_ACTIVE, ArrayShards, ell_from_rows, shard
 from .lut import sigmoid
 from .metrics import decision, evaluate
@@ -210,7 +211,7 @@ class _PimLinear(ClassifierMixin, BaseEstimator):
         shards = self._shards(X, y01)
         workload = self._workload(shards, y01, options)
         check_capacity(workload, hw)
-        cfg = replace(_train_config(workload, options, hw), admm_consensus=self.admm_consensus)
+        cfg = train_config(workload, options, hw, admm_consensus=self.admm_consensus)
         notices = _data_warnings(shards, workload, cfg)
         history: list[dict[str, float]] = []
         xm, ym = _metric_rows(shards)

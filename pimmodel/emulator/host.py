@@ -12,31 +12,35 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import fixedpoint as fx
+from .group import Group
 from .kernels import SharedLocal
 
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
 
 
-def average_fixed(local: I64) -> I64:
-    """MA-SGD: sum N int32 vectors in int64, truncating division by N, clamp (axis 0 = DPUs)."""
-    total = local.sum(axis=0, dtype=np.int64)
-    return fx.clamp(fx.trunc_div(total, local.shape[0]))
+def average_fixed(local: I64, group: Group | None = None) -> I64:
+    """MA-SGD: sum N int32 vectors in int64, truncating division by N, clamp (axis 0 = DPUs; ``group``: these are
+    one group's rows of the run's N, summed with the others' exactly)."""
+    g = group or Group.alone(local.shape[0])
+    return fx.clamp(fx.trunc_div(g.total(local), g.n))
 
 
-def average_shared_fixed(local: SharedLocal) -> I64:
+def average_shared_fixed(local: SharedLocal, group: Group | None = None) -> I64:
     """``average_fixed(local.dense())`` without building the N x d array: N times the shared row plus,
     per index, the differences of the DPUs that changed it (float64 bincount of integers below 2^53:
     exact)."""
+    g = group or Group.alone(local.n_dpus)
     total = local.row.astype(np.int64) * local.n_dpus
     index = local.keys % local.row.shape[0]
     delta = local.values.astype(np.float64) - local.row[index]
     total += np.bincount(index, weights=delta, minlength=total.shape[0]).astype(np.int64)
-    return fx.clamp(fx.trunc_div(total, local.n_dpus))
+    return fx.clamp(fx.trunc_div(g.comm.sum(total), g.n))
 
 
-def average_bias_fixed(local: I64) -> np.int64:
-    return np.int64(fx.clamp64(fx.trunc_div(local.sum(dtype=np.int64), local.shape[0])))
+def average_bias_fixed(local: I64, group: Group | None = None) -> np.int64:
+    g = group or Group.alone(local.shape[0])
+    return np.int64(fx.clamp64(fx.trunc_div(g.scalar_total(local), g.n)))
 
 
 def batch_mean(total: ArrayLike, global_batch: int) -> I64:
@@ -80,12 +84,12 @@ def soft_threshold_fixed(v: I64, kappa: int) -> I64:
     return fx.clamp(out)
 
 
-def admm_fixed(w_local: NDArray, u_local: NDArray, model: str, kappa: int, scale: int, chunk_rows: int = 8
-               ) -> tuple[I64, I64, NDArray, NDArray]:
-    """One ADMM host round on (N, d) local models and duals (any int dtype holding int32 values).
-    Returns (w_mean, z, u_local, c_local); the dual updates run over DPU chunks to bound memory."""
-    w_mean = average_fixed(w_local)
-    u_mean = average_fixed(u_local)
+def admm_fixed(w_local: NDArray, u_local: NDArray, model: str, kappa: int, scale: int, chunk_rows: int = 8,
+               group: Group | None = None) -> tuple[I64, I64, NDArray, NDArray]:
+    """One ADMM host round on (N, d) local models and duals (any int dtype holding int32 values; ``group``: one
+    group's rows). Returns (w_mean, z, u_local, c_local); the dual updates run over DPU chunks to bound memory."""
+    w_mean = average_fixed(w_local, group)
+    u_mean = average_fixed(u_local, group)
     v = fx.clamp64(w_mean + u_mean)
     z = soft_threshold_fixed(v, kappa) if model == "lr" else fx.clamp((scale * v) >> fx.SHIFT)
     u_new = np.empty_like(u_local)
@@ -100,8 +104,9 @@ def admm_fixed(w_local: NDArray, u_local: NDArray, model: str, kappa: int, scale
 
 # ---------------------------------------------------------------- float64 twins
 def admm_float(w_local: F64, u_local: F64, model: str, dpus: int, reg_shift: int, alpha_shift: int,
-               intended: bool = False) -> tuple[F64, F64, F64, F64]:
-    w_mean, u_mean = w_local.mean(axis=0), u_local.mean(axis=0)
+               intended: bool = False, group: Group | None = None) -> tuple[F64, F64, F64, F64]:
+    g = group or Group.alone(w_local.shape[0])
+    w_mean, u_mean = g.mean(w_local), g.mean(u_local)
     v = w_mean + u_mean
     if model == "lr":
         kappa = 2.0 ** (alpha_shift - reg_shift) / dpus

@@ -25,6 +25,9 @@ from .lut import sigmoid, sigmoid_q31
 
 CHUNK_ELEMENTS = 1 << 21
 """Dense work is done in sample chunks of at most this many D x b x d elements (memory bound)."""
+SPARSE_STEP_ENTRIES = 1 << 22
+"""A sparse batch is accumulated in DPU chunks of at most this many (DPU, sample, slot) entries (the sort's
+scratch stays below ~200 MB whatever the DPU count; DPUs never share an accumulator, so chunks change nothing)."""
 SVM_MARGIN_Q31 = 1 << 16
 """The artifact's CONSTRAINT: 2^-15 in real units (the comments say 0.5)."""
 SVM_MARGIN_INTENDED_Q31 = 1 << 30
@@ -338,8 +341,19 @@ def _absorbing_sums(keys: NDArray[np.int64], values: NDArray[np.int64]
 
 def sparse_batch_fixed(w: NDArray[np.int32], idx: NDArray[np.integer], y: NDArray[np.uint8], bias_index: int,
                        cfg: KernelConfig, valid: NDArray[np.bool_] | None = None) -> tuple[SparseAcc, KernelStats]:
-    """One local batch of the sparse kernels (class-weighted LR or SVM, int64 accumulators)."""
+    """One local batch of the sparse kernels (class-weighted LR or SVM, int64 accumulators), in DPU chunks of at
+    most ``SPARSE_STEP_ENTRIES`` entries."""
     n_dpus, b, z_slots = idx.shape
+    per = max(1, SPARSE_STEP_ENTRIES // max(1, b * z_slots))
+    if n_dpus > per:
+        parts = [sparse_batch_fixed(w[lo:lo + per], idx[lo:lo + per], y[lo:lo + per], bias_index, cfg,
+                                    None if valid is None else valid[lo:lo + per]) for lo in range(0, n_dpus, per)]
+        d = w.shape[1]
+        keys = np.concatenate([acc.keys + lo * d for (acc, _), lo in zip(parts, range(0, n_dpus, per), strict=True)])
+        acc = SparseAcc(keys, np.concatenate([a.values for a, _ in parts]), np.concatenate([a.bias for a, _ in parts]))
+        stats = KernelStats(*(np.concatenate([getattr(st, f) for _, st in parts])
+                              for f in ("margin_hits", "acc_writes", "acc_skipped")))
+        return acc, stats
     d = w.shape[1]
     yi = y.astype(np.int64)
     z = _sparse_dot(w, idx, bias_index)

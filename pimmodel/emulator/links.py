@@ -47,16 +47,20 @@ def gossip_graph(topology: str, n_dpus: int) -> NDArray[np.int64]:
                      r * cols + (c - 1) % cols, r * cols + (c + 1) % cols), axis=1)
 
 
-def mix(values: NDArray[Any], graph: NDArray[np.int64], fixed: bool, wide: bool = False) -> NDArray[Any]:
+def mix(values: NDArray[Any], graph: NDArray[np.int64], fixed: bool, wide: bool = False,
+        source: NDArray[Any] | None = None) -> NDArray[Any]:
     """One gossip round on (N, ...) models: the DPU's own model with weight 1/2, each of its k neighbours with
     1/(2k). Fixed point: arithmetic shifts summed in int64, then the kernels' clamp (``wide``: the int64 bias,
-    saturated without the int32 wrap); float64: the same weights exactly."""
+    saturated without the int32 wrap); float64: the same weights exactly. ``source``: the rows ``graph`` indexes
+    (default ``values``; a group of DPUs passes its neighbours' rows)."""
     k = graph.shape[1]
+    src = values if source is None else source
     if not fixed:
-        return 0.5 * values + values[graph].sum(axis=1) / (2 * k)
+        return 0.5 * values + src[graph].sum(axis=1) / (2 * k)
     v = np.asarray(values, dtype=np.int64)
+    s = v if source is None else np.asarray(source, dtype=np.int64)
     shift = X.neighbour_shift(k)
     out = v >> X.self_shift
     for j in range(k):
-        out = out + (v[graph[:, j]] >> shift)
+        out = out + (s[graph[:, j]] >> shift)
     return (fx.clamp64(out) if wide else fx.clamp(out)).astype(values.dtype)

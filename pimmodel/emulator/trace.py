@@ -180,3 +180,39 @@ def merge(traces: list[Trace]) -> Trace:
         for op, n in tr.link_ops.items():
             out.link_ops[op] += n
     return out
+
+
+HOST_FIELDS = ("epochs", "launches", "rounds", "host_element_passes", "transfers", "host_bytes", "thread_starts",
+               "link_ops")
+"""What the host counts (no DPU axis): every group of an SPMD run counts the same."""
+
+
+def concat(parts: list[Trace]) -> Trace:
+    """The trace of a run whose DPUs ran in groups (in DPU order): per-DPU counts side by side, the host's counts
+    once (they must be equal in every group)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    for other in parts[1:]:
+        for name in HOST_FIELDS:
+            if getattr(other, name) != getattr(first, name):
+                raise ValueError(f"the DPU groups' host counts differ in {name}: an engine bug")
+    sizes = [t.dpus for t in parts]
+    out = Trace(sum(sizes), first.tasklets)
+    for name in HOST_FIELDS:
+        value = getattr(first, name)
+        setattr(out, name, type(value)(value) if not isinstance(value, defaultdict) else defaultdict(
+            value.default_factory, value))
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    for k, tr in enumerate(parts):
+        for section, tables in tr.sections.items():
+            target = out.sections.get(section)
+            if target is None:
+                target = out.sections[section] = out._new_section(section)
+            for table, entries in tables.items():
+                for key, value in entries.items():
+                    full = target[table].get(key)
+                    if full is None:
+                        full = target[table][key] = zeros(out.dpus)
+                    full[bounds[k]:bounds[k + 1]] = value
+    return out

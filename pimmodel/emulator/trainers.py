@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -31,65 +31,12 @@ from . import events as ev
 from . import fixedpoint as fx
 from . import host
 from . import kernels as kn
+from .config import TrainConfig
 from .data import Shards
+from .group import Group
 from .trace import Trace
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    model: str = "lr"
-    optimizer: str = "ma-sgd"
-    batch_size: int = 8
-    global_batch_size: int = 8192
-    learning_rate_shift: int = 6
-    reg_shift: int = 12
-    alpha_shift: int = 4
-    epochs: int = 1
-    arithmetic: str = "fixed"
-    tasklets: int = 16
-    kernels: str = "study"
-    """'study' (the artifact's kernels bit for bit) or 'corrected' (widening casts, SVM margin 0.5, class weights
-    1:1); see ``kernels.KernelConfig``."""
-    svm_margin: float | None = None
-    """SVM margin in real units; None: the variant's (2^-15 as the study's kernels, 0.5 corrected)."""
-    class_weights: tuple[float, float] | None = None
-    """(negative, positive) factors of the sparse kernels' gradient; None: the variant's ((0.5, 15) study, 1:1
-    corrected)."""
-    admm_consensus: str = "artifact"
-    """'artifact' (the SVM z scale missing a factor N) or 'intended'."""
-    task_epochs: int = 1
-    """ADMM: local passes over the shard per global epoch (the artifact's ``task_epochs``)."""
-    dma_max_bytes: int = 2048
-    """The hardware's largest MRAM<->WRAM DMA (a kernel build parameter: larger transfers are split)."""
-    sync_every: int = 1
-    """H: local steps between two global averages (local-sgd, hier-sgd)."""
-    link_topology: str = "none"
-    """The hardware's direct DPU links (``specs.hardware.TOPOLOGIES``), for the optimizers that use them."""
-    dpus_per_rank: int = 64
-    """The hardware's rank size (hier-sgd averages inside a rank)."""
-
-    @property
-    def margin(self) -> float:
-        """The SVM margin in real units."""
-        if self.svm_margin is not None:
-            return self.svm_margin
-        return kn.SVM_MARGIN_Q31 / fx.ONE if self.kernels == "study" else 0.5
-
-    @property
-    def weights(self) -> tuple[float, float]:
-        """(negative, positive) class weights of the sparse kernels."""
-        if self.class_weights is not None:
-            return self.class_weights
-        return kn.STUDY_CLASS_WEIGHTS if self.kernels == "study" else (1.0, 1.0)
-
-    def kernel(self) -> kn.KernelConfig:
-        margin_q31 = int(round(self.margin * fx.ONE))
-        if not 0 < margin_q31 <= fx.ONE:
-            raise DataError(f"--svm-margin {self.margin!r} must be in (0, 1] (the Q31 range), e.g. 0.5")
-        return kn.KernelConfig(self.model, self.learning_rate_shift, self.reg_shift, self.arithmetic == "fixed",
-                               margin_q31, self.kernels, kn.ClassWeights.of(*self.weights))
 
 
 @dataclass
@@ -105,23 +52,32 @@ class RunResult:
     weights: Weights
     epoch_weights: list[Weights] = field(default_factory=list)
     traces: list[Trace] = field(default_factory=list)
+    engine: str = "serial"
+    """how the DPUs ran (``engine.describe``)."""
+    worker_cpu_s: list[float] = field(default_factory=list)
+    """CPU seconds of each worker process (process engine)."""
 
 
 class State:
-    """Global model on the host and per-DPU local state (the models persist across epochs)."""
+    """Global model on the host and per-DPU local state (the models persist across epochs) of the DPUs of
+    ``group`` (all of them in one process): ``n`` is the run's DPU count, ``local`` this process's."""
 
-    def __init__(self, shards: Shards, cfg: TrainConfig) -> None:
+    def __init__(self, shards: Shards, cfg: TrainConfig, group: Group | None = None) -> None:
+        self.group = group or Group.alone(shards.n_dpus)
+        if self.group.size != shards.n_dpus:
+            raise ValueError(f"a group of {self.group.size} DPUs got shards of {shards.n_dpus}")
         self.fixed = cfg.arithmetic == "fixed"
         self.dense = shards.layout == "dense"
-        self.n = shards.n_dpus
+        self.n = self.group.n
+        self.local = self.group.size
         self.d = shards.features if self.dense else model_length(shards.features, cfg.tasklets)
         self.bias_index = shards.features
         dtype = np.int64 if self.fixed and self.dense else (np.int32 if self.fixed else np.float64)
         # int64/int32 arrays in fixed point, float64 in float64 mode: typed NDArray[Any] on purpose
         self.w: NDArray[Any] = np.zeros(self.d, dtype=dtype)
         self.bias: Any = np.int64(0) if self.fixed else 0.0
-        self.w_local: NDArray[Any] = np.zeros((self.n, self.d), dtype=dtype)
-        self.b_local: NDArray[Any] = np.zeros(self.n, dtype=np.int64 if self.fixed else np.float64)
+        self.w_local: NDArray[Any] = np.zeros((self.local, self.d), dtype=dtype)
+        self.b_local: NDArray[Any] = np.zeros(self.local, dtype=np.int64 if self.fixed else np.float64)
         self.u: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
         self.c: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
 
@@ -173,21 +129,36 @@ def check_config(shards: Shards, cfg: TrainConfig) -> int:
 
 def train(shards: Shards, cfg: TrainConfig, on_epoch: Callable[[int, Weights, Trace], None] | None = None,
           progress: Progress | None = None) -> RunResult:
-    """Run ``cfg.epochs`` epochs; ``on_epoch(epoch, weights, trace)`` is called after each."""
+    """Run ``cfg.epochs`` epochs in this process; ``on_epoch(epoch, weights, trace)`` is called after each."""
     b = check_config(shards, cfg)
-    epoch_trainer = trainer_of(cfg.optimizer)
-    st = State(shards, cfg)
-    result = RunResult(weights=st.decoded(st.w, st.bias))
-    steps = -(-shards.rows_per_dpu // b)  # the last batch may be partial
-    for epoch in range(1, cfg.epochs + 1):
-        tr = Trace(shards.n_dpus, cfg.tasklets, epochs=1)
-        weights = epoch_trainer(st, shards, cfg, b, steps, tr, progress)
+    result = RunResult(weights=_initial(shards, cfg))
+    for epoch, weights, tr in epochs(shards, cfg, b, Group.alone(shards.n_dpus), progress):
         result.weights = weights
         result.epoch_weights.append(weights)
         result.traces.append(tr)
         if on_epoch is not None:
             on_epoch(epoch, weights, tr)
     return result
+
+
+def _initial(shards: Shards, cfg: TrainConfig) -> Weights:
+    """The untrained global model (zeros), decoded."""
+    d = shards.features if shards.layout == "dense" else model_length(shards.features, cfg.tasklets)
+    coef = np.zeros(d)
+    return Weights(coef if shards.layout == "dense" else coef[: shards.features].copy(), 0.0)
+
+
+def epochs(shards: Shards, cfg: TrainConfig, b: int, group: Group, progress: Progress | None = None
+           ) -> Iterator[tuple[int, Weights, Trace]]:
+    """Train ``cfg.epochs`` epochs on the DPUs of ``group`` (``shards``: theirs), yielding after each the epoch,
+    the global model and the trace of this group's DPUs (the host's counts: the same in every group)."""
+    epoch_trainer = trainer_of(cfg.optimizer)
+    st = State(shards, cfg, group)
+    steps = -(-shards.rows_per_dpu // b)  # the last batch may be partial
+    for epoch in range(1, cfg.epochs + 1):
+        tr = Trace(st.local, cfg.tasklets, epochs=1)
+        weights = epoch_trainer(st, shards, cfg, b, steps, tr, progress)
+        yield epoch, weights, tr
 
 
 # ---------------------------------------------------------------- one local step on every DPU
@@ -197,7 +168,7 @@ def _local_step(st: State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w:
     kc = cfg.kernel()
     x, y = shards.rows(lo, lo + b)
     valid = shards.valid(lo, lo + b)
-    rows = np.full(st.n, float(x.shape[1])) if valid is None else valid.sum(axis=1).astype(np.float64)
+    rows = np.full(st.local, float(x.shape[1])) if valid is None else valid.sum(axis=1).astype(np.float64)
     admm = cfg.optimizer == "admm"
     if st.dense:
         fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
@@ -264,8 +235,8 @@ def _round_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int
                  progress: Progress | None, ga: bool) -> Weights:
     grad_bytes = 8 if (ga and not st.dense) else 4
     for r in range(steps):
-        w = np.broadcast_to(st.w, (st.n, st.d))
-        bias = np.full(st.n, st.bias, dtype=st.b_local.dtype)
+        w = np.broadcast_to(st.w, (st.local, st.d))
+        bias = np.full(st.local, st.bias, dtype=st.b_local.dtype)
         _model_calls(tr, st, to_pim=True, mode="identical")
         ev.launch(tr, st.dense)
         out_w, out_b = _local_step(st, shards, cfg, r * b, b, w, bias, tr, update=not ga)
@@ -291,27 +262,41 @@ def _zero_pad_slots(st: State, w: NDArray) -> NDArray:
 
 
 def _ma_host(st: State, w_local: NDArray, b_local: Any) -> None:
+    g = st.group
+    if st.fixed and st.dense and not isinstance(w_local, kn.SharedLocal):
+        # host.average_fixed and average_bias_fixed, the two sums in one reduction
+        both = g.comm.sum(np.concatenate((np.asarray(w_local).sum(axis=0, dtype=np.int64),
+                                          [np.asarray(b_local).sum(dtype=np.int64)])))
+        st.w = fx.clamp(fx.trunc_div(both[:-1], g.n)).astype(st.w.dtype)
+        st.bias = np.int64(fx.clamp64(fx.trunc_div(both[-1], g.n)))
+        return
     if st.fixed:
-        avg = host.average_shared_fixed(w_local) if isinstance(w_local, kn.SharedLocal) else host.average_fixed(w_local)
+        avg = (host.average_shared_fixed(w_local, g) if isinstance(w_local, kn.SharedLocal)
+               else host.average_fixed(w_local, g))
         st.w = _zero_pad_slots(st, avg.astype(st.w.dtype))
         if st.dense:
-            st.bias = host.average_bias_fixed(b_local)
+            st.bias = host.average_bias_fixed(b_local, g)
         return
-    st.w = _zero_pad_slots(st, w_local.mean(axis=0))
+    st.w = _zero_pad_slots(st, g.mean(w_local))
     if st.dense:
-        st.bias = float(b_local.mean())
+        st.bias = float(g.mean(b_local))
 
 
 def _ga_host(st: State, cfg: TrainConfig, acc: Any, bacc: Any, global_b: int) -> None:
-    if st.dense:
-        total = acc.sum(axis=0, dtype=np.int64 if st.fixed else np.float64)
-        btotal = bacc.sum()
+    g = st.group
+    if st.dense and st.fixed:
+        total = g.total(acc)
+        btotal = g.scalar_total(bacc)
+    elif st.dense:
+        total = g.float_sum(acc)
+        btotal = g.float_sum(bacc)
     elif st.fixed:
         total = np.zeros(st.d, np.int64)
         np.add.at(total, acc.keys % st.d, acc.values)
         total[st.bias_index] += acc.bias.sum()
+        total = g.comm.sum(total)
     else:
-        total = acc.sum(axis=0)
+        total = g.float_sum(acc)
     if st.fixed:
         nd = None if st.dense else slice(st.bias_index, st.bias_index + 1)
         st.w = _zero_pad_slots(st, host.ga_update_fixed(st.w.astype(np.int64), total, global_b,
@@ -349,11 +334,12 @@ def admm_epoch(st: State, shards: Shards, cfg: TrainConfig, b: int, steps: int, 
     if st.fixed:
         kappa = host.admm_kappa(st.n, cfg.reg_shift, cfg.alpha_shift)
         scale = host.admm_svm_scale(st.n, cfg.reg_shift, cfg.alpha_shift, intended)
-        w_mean, _, st.u, st.c = host.admm_fixed(w, st.u, cfg.model, kappa, scale)
-        b_mean = host.average_bias_fixed(bias) if st.dense else 0
+        w_mean, _, st.u, st.c = host.admm_fixed(w, st.u, cfg.model, kappa, scale, group=st.group)
+        b_mean = host.average_bias_fixed(bias, st.group) if st.dense else 0
     else:
-        w_mean, _, st.u, st.c = host.admm_float(w, st.u, cfg.model, st.n, cfg.reg_shift, cfg.alpha_shift, intended)
-        b_mean = float(bias.mean()) if st.dense else 0.0
+        w_mean, _, st.u, st.c = host.admm_float(w, st.u, cfg.model, st.n, cfg.reg_shift, cfg.alpha_shift, intended,
+                                                group=st.group)
+        b_mean = float(st.group.mean(bias)) if st.dense else 0.0
     _host_work(tr, st, K.admm_host_passes, 4, thread_rounds=K.admm_thread_rounds("dense" if st.dense else "sparse"))
     tr.rounds += 1
     st.w, st.bias = _zero_pad_slots(st, np.asarray(w_mean).astype(st.w.dtype)), b_mean

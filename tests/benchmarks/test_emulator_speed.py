@@ -17,10 +17,12 @@ import sys
 import textwrap
 
 _PRELUDE = """
-import json, resource, time
+import json, resource, sys, time
 import numpy as np
+sys.path.insert(0, {tests!r})
+from support import train_config as TrainConfig
 from pimmodel.emulator.data import SyntheticDense, shard, synthetic_sparse
-from pimmodel.emulator.trainers import TrainConfig, train
+from pimmodel.emulator.trainers import train
 
 def timed(sh, cfg):
     wall, cpu = time.perf_counter(), time.process_time()
@@ -35,7 +37,8 @@ def report(**kw):
 
 def _run(body: str) -> dict[str, float]:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    code = _PRELUDE + textwrap.dedent(body)
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = _PRELUDE.replace("{tests!r}", repr(tests)) + textwrap.dedent(body)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -67,3 +67,25 @@ def test_bad_arguments(args: list[str], fragment: str) -> None:
     p = run(*args)
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1 and fragment in lines[0]
+
+
+@pytest.mark.slow
+def test_engine_process_json_says_how_it_ran_and_the_memory_estimate() -> None:
+    p = run("--dataset", "synthetic-yfcc", "--dpus", "8", "--samples-per-dpu", "32", "--features", "128",
+            "--epochs", "1", "--engine", "process", "--workers", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    ran = json.loads(p.stdout)["ran"]
+    assert ran["engine"] == "process (2 workers)" and ran["memory"]["processes"] == 3
+    assert 0 < ran["memory"]["estimate_bytes"] < ran["memory"]["available_bytes"]
+
+
+def test_engine_ray_without_ray_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray is an optional extra: without it, one line that says how to install it."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "pimmodel.emulator.ray_engine", raising=False)
+    p = run("--dpus", "4", "--samples-per-dpu", "16", "--features", "64", "--epochs", "1", "--engine", "ray")
+    assert p.returncode == 2
+    assert [line for line in p.stderr.splitlines() if line.strip()] == [
+        "error: --engine ray needs Ray, an optional extra: pip install 'pimmodel[ray]'"]

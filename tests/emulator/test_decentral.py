@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import hardware_file, run_emulation
+from support import hardware_file, run_emulation, train_config
 
 from pimmodel.emulator import fixedpoint as fx
 from pimmodel.emulator.data import SyntheticDense, shard, synthetic_sparse
 from pimmodel.emulator.links import gossip_graph, group_sum, mix, received_elements
-from pimmodel.emulator.trainers import RunResult, TrainConfig, train
+from pimmodel.emulator.trainers import RunResult, train
 from pimmodel.specs.optimizers import torus_shape
 
 DPUS = 4
@@ -30,7 +30,7 @@ def _shards(layout: str, rows: int = 24):
 def _train(layout: str, model: str, optimizer: str, **cfg: object) -> RunResult:
     config = {"model": model, "optimizer": optimizer, "batch_size": 4, "global_batch_size": 4 * DPUS,
               "learning_rate_shift": 3, "reg_shift": 10, "epochs": 2, **cfg}
-    return train(_shards(layout), TrainConfig(**config))  # type: ignore[arg-type]
+    return train(_shards(layout), train_config(**config))
 
 
 def _same_models(a: RunResult, b: RunResult) -> None:

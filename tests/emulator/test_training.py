@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from support import train_config
 
 from pimmodel.emulator.data import shard
-from pimmodel.emulator.trainers import TrainConfig, train
+from pimmodel.emulator.trainers import train
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +106,8 @@ def test_float64_matches_reference(cancer, model, optimizer) -> None:
     xtr, _, ytr, _ = cancer
     n, b = 4, (16 if optimizer == "ga-sgd" else 4)
     sh = shard(np.floor(np.clip(xtr, 0, 1) * 2**31).astype(np.uint32), ytr, n, "dense", xtr.shape[1], 2048)
-    cfg = TrainConfig(model=model, optimizer=optimizer, batch_size=b, global_batch_size=b, learning_rate_shift=2,
-                      reg_shift=6, alpha_shift=2, epochs=2, arithmetic="float64")
+    cfg = train_config(model=model, optimizer=optimizer, batch_size=b, global_batch_size=b, learning_rate_shift=2,
+                       reg_shift=6, alpha_shift=2, epochs=2, arithmetic="float64")
     res = train(sh, cfg)
     assert sh.counts is not None and len(set(sh.counts.tolist())) == 2  # 426 rows: shards of 107 and 106 rows
     xq = sh.x[:, :, : xtr.shape[1]] / 2**31

@@ -15,9 +15,14 @@ DPUS = 12
 FEATURES = {"synthetic-yfcc": 256, "synthetic-criteo": 20_000}
 
 
+def _dpus(optimizer: str) -> int:
+    """allreduce-sgd divides by a power-of-two global batch that every DPU's share divides: 8 DPUs, not 12."""
+    return 8 if optimizer == "allreduce-sgd" else DPUS
+
+
 def _hyper(optimizer: str) -> dict[str, int]:
     if optimizer in ("ga-sgd", "allreduce-sgd"):
-        return {"global_batch_size": 4 * DPUS, "learning_rate_shift": 3}
+        return {"global_batch_size": 4 * _dpus(optimizer), "learning_rate_shift": 3}
     return {"batch_size": 4, "learning_rate_shift": 3, **({"sync_every": 2} if "sgd" in optimizer
                                                            and optimizer.split("-")[0] in ("local", "hier") else {})}
 
@@ -25,8 +30,9 @@ def _hyper(optimizer: str) -> dict[str, int]:
 def _pair(dataset: str, model: str, optimizer: str, topology: str, arithmetic: str, engine: str, **extra: object):
     hw = str(hardware_file(topology, dpus_per_rank=2))
     kw = dict(epochs=2, samples_per_dpu=20, features=FEATURES[dataset], hardware=hw, arithmetic=arithmetic)
-    one = emulate(dataset, DPUS, model, optimizer, _hyper(optimizer), Options(engine="serial", **kw))
-    many = emulate(dataset, DPUS, model, optimizer, _hyper(optimizer), Options(engine=engine, **kw, **extra))
+    dpus = _dpus(optimizer)
+    one = emulate(dataset, dpus, model, optimizer, _hyper(optimizer), Options(engine="serial", **kw))
+    many = emulate(dataset, dpus, model, optimizer, _hyper(optimizer), Options(engine=engine, **kw, **extra))
     return one, many
 
 

@@ -143,7 +143,7 @@ def run_ray(shards: Shards, cfg: TrainConfig, b: int, options: Options, on_epoch
     cluster gets ``local_cpus`` CPUs unless ``options.workers`` says otherwise."""
     started = False
     if not ray.is_initialized():
-        common = dict(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
+        common: dict[str, Any] = dict(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
                       runtime_env={"env_vars": SINGLE_THREAD_ENV})
         if options.address is None:  # a local cluster on loopback, as many CPUs as actors
             ray.init(num_cpus=options.workers or local_cpus, _node_ip_address="127.0.0.1", **common)

@@ -27,7 +27,7 @@ from ..kernels.vocabulary import Section
 from .symbols import HardwareSymbols
 
 KMEANS_SYMBOLS: tuple[str, ...] = ("points", "tasks", "task_bytes", "task_points", "dims", "clusters", "dpus",
-                                   "updates")
+                                   "updates", "inertia_updates")
 ITERATION_PHASES: tuple[str, ...] = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate",
                                      "launch")
 ONCE: tuple[str, ...] = ("load", "inertia_kernel", "inertia_before", "inertia_after")
@@ -89,7 +89,7 @@ def equation_once(s: Mapping[str, Any], hw: Any) -> dict[str, Any]:
     """load (CPU->PIM of the points), inertia_kernel (launch + kernel), inertia_before / inertia_after (its host
     calls before and after the launch), seconds."""
     sections = KM.lloyd_sections(s["points"], s["tasks"], s["task_bytes"], s["task_points"], s["dims"],
-                                 s["clusters"], s["updates"], reduce=False)
+                                 s["clusters"], s["inertia_updates"], reduce=False)
     compute, dma = _compute_dma(sections, hw)
     before, after = _calls(s, "inertia_before"), _calls(s, "inertia_after")
     return {"load": PR.host_calls_s(_calls(s, "load"), s["dpus"], hw, True),
@@ -143,20 +143,24 @@ def _ceil(x: Any) -> Any:
     return np.ceil(x)
 
 
-def problem_values(shape: KM.KmeansShape, updates: float | None = None) -> dict[str, float]:
+def problem_values(shape: KM.KmeansShape, updates: float | None = None,
+                   inertia_updates: float | None = None) -> dict[str, float]:
     """The problem symbols' values for ``shape`` (the busiest DPU: ``points_per_dpu`` points);
-    ``updates``: running-minimum improvements per point (default ``harmonic(clusters)``, tag A)."""
+    ``updates``: running-minimum improvements per point in a Lloyd launch (default ``harmonic(clusters)``, tag A),
+    ``inertia_updates`` in the inertia launch (default: ``updates``)."""
     n = shape.points_per_dpu
+    u = KM.harmonic(shape.clusters) if updates is None else float(updates)
     return {"points": float(n), "tasks": float(KM.ceil_div(n, shape.task_points)),
             "task_bytes": float(shape.task_bytes), "task_points": float(shape.task_points),
             "dims": float(shape.dims), "clusters": float(shape.clusters), "dpus": float(shape.dpus),
-            "updates": KM.harmonic(shape.clusters) if updates is None else float(updates)}
+            "updates": u, "inertia_updates": u if inertia_updates is None else float(inertia_updates)}
 
 
-def evaluate(shape: KM.KmeansShape, hw: Any, updates: float | None = None) -> dict[str, float]:
+def evaluate(shape: KM.KmeansShape, hw: Any, updates: float | None = None,
+             inertia_updates: float | None = None) -> dict[str, float]:
     """Seconds of every phase (``ITERATION_PHASES`` per iteration, ``ONCE`` per run) for ``shape`` on ``hw``."""
     names, args, fn = _compiled()
-    values = {**problem_values(shape, updates), **hw.numeric()}
+    values = {**problem_values(shape, updates, inertia_updates), **hw.numeric()}
     out = fn(*[values[a] for a in args])
     return {n: float(v) for n, v in zip(names, out, strict=True)}
 

@@ -211,8 +211,19 @@ def _single(xq: NDArray[np.int16], start: NDArray[np.float64], scale: float, sha
     products = float(points.sum()) * k * d
     events = {"launches": iterations + 1.0, "products": products * (iterations + 1),
               "updates_busiest_per_point": updates_total / iterations / max(points.max(), 1),
+              "inertia_updates_busiest_per_point": float(updates.max()) / max(points.max(), 1),
               "tasks": float(np.ceil(points / shape.task_points).sum()) * (iterations + 1),
               "bytes_to_pim": float(PR.host_calls_bytes(iteration_calls, shape.dpus, True)) * iterations,
               "bytes_from_pim": float(PR.host_calls_bytes(iteration_calls, shape.dpus, False)) * iterations}
     return KmeansRun(centers.astype(np.float64), inertia_int / scale ** 2, iterations, scale, shape, phases, events,
                      empty_events=empty, labels=labels_all)
+
+
+def blobs(points: int, dims: int, clusters: int, seed: int = 0) -> NDArray[np.float64]:
+    """Gaussian blobs as ``sklearn.datasets.make_blobs`` draws them by default (the benchmarks' data,
+    ``benchmarks/strong_scaling/CPU+DPU.py:59-65``): centres uniform in (-10, 10), standard deviation 1, points
+    spread evenly over the centres. Not bit-identical to scikit-learn's draw."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-10.0, 10.0, size=(clusters, dims))
+    which = np.arange(points) % clusters
+    return centres[which] + rng.standard_normal((points, dims))

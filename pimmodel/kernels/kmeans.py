@@ -145,7 +145,7 @@ def fits(shape: KmeansShape) -> str:
 
 
 def _mul_bookkeeping() -> dict[str, float]:
-    ops = dict(PER_PRODUCT)
+    ops: dict[str, float] = dict(PER_PRODUCT)
     ops["bookkeeping"] += MUL16
     return ops
 

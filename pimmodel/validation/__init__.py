@@ -24,14 +24,26 @@ from typing import Any
 
 from ..calibration.result import CalibrationResult, load_calibration
 from ..specs import HardwareSpec
-from .cases import DEFAULT_GROUPS, GROUP_ALIASES, GROUP_INFO, GROUPS, KINDS, Case, Target, ValidationReport, canonical_group, ordered
+from .cases import (
+    DEFAULT_GROUPS,
+    GROUP_ALIASES,
+    GROUP_INFO,
+    GROUPS,
+    KINDS,
+    Case,
+    Target,
+    ValidationReport,
+    canonical_group,
+    ordered,
+)
 from .consistency import consistency_cases
 from .findings import finding_cases
 from .hardware import HardwareRun, hardware_cases, hardware_targets
 from .published import published_cases
 
-__all__ = ["DEFAULT_GROUPS", "GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "Case", "Target", "ValidationReport", "canonical_group",
-           "consistency_cases", "finding_cases", "hardware_cases", "hardware_targets", "published_cases", "validate"]
+__all__ = ["DEFAULT_GROUPS", "GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "Case", "Target", "ValidationReport",
+           "canonical_group", "consistency_cases", "finding_cases", "hardware_cases", "hardware_targets",
+           "published_cases", "validate"]
 
 
 def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,

@@ -116,3 +116,36 @@ def unexpressed() -> list[Unexpressed]:
 
 def training_details(hw: HardwareSpec) -> dict[str, Any]:
     return {"unexpressed": [u.to_record() for u in unexpressed()]}
+
+
+def markdown_table(record: dict[str, Any]) -> str:
+    """The README's table "real training runs vs pimmodel" from ``pimmodel validate --group hardware,training
+    --json``: per source, the MAPE per timer of the test rows beside the fit error (the PrIM kernels the spec's
+    hardware constants were fitted to)."""
+    cases = [c for c in record["cases"] if c["group"] == "training"]
+    fit_rows = [k for k in record["groups"].get("hardware", {}).get("kernels", []) if k["role"] == "fit"]
+    fit = (f"{sum(k['kernel_mape'] for k in fit_rows) / len(fit_rows):.1f}" if fit_rows else "n/a")
+    lines = ["| source (test rows, never fitted) | rows | per iteration | kernel | CPU->PIM | PIM->CPU | inter-core "
+             "| fit error (PrIM kernels' kernel MAPE) |", "|---|---|---|---|---|---|---|---|"]
+    by: dict[str, list[dict[str, Any]]] = {}
+    for c in cases:
+        experiment = c["name"].split(" ")[1]
+        key = "dpu_kmeans strong + weak scaling" if experiment in SCALING else f"dpu_kmeans {experiment}"
+        by.setdefault(key, []).append(c)
+    for key, mine in by.items():
+        cells = []
+        for phase in ("per_iteration", "kernel", "cpu_pim", "pim_cpu", "inter_core"):
+            errs = [abs(c["rel_error"]) * 100 for c in mine if c["phase"] == phase]
+            cells.append(f"{sum(errs) / len(errs):.1f} %")
+        rows = len(mine) // 5  # five timers per row
+        lines.append(f"| {key} | {rows} | " + " | ".join(cells) + f" | {fit} % |")
+    for u in record["groups"].get("training", {}).get("unexpressed", []):
+        lines.append(f"| {u['source']} | {u['rows']} | not expressed: {u['why']} | | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pimmodel validate --group hardware,training --json | python -m pimmodel.validation.training
+    import json
+    import sys
+
+    sys.stdout.write(markdown_table(json.load(sys.stdin)))

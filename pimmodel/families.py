@@ -81,3 +81,58 @@ def emulate_kmeans(data: Any, clusters: int, dpus: int, hw: HardwareSpec, n_init
     return {"workload": "kmeans", "emulated": emulated, "model": model, "inertia": run.inertia,
             "iterations": run.iterations, "restarts": run.restarts, "empty_cluster_events": run.empty_events,
             "events": run.events, "scale": run.scale}
+
+
+def scaling_study(path: Any) -> dict[str, Any]:
+    """A K-means what-if study (``studies/kmeans-scaling.toml``): each hardware change alone, the time per Lloyd
+    iteration at each DPU count in strong and weak scaling, the strong-scaling efficiency and the weak-scaling
+    time growth from the first count to the last."""
+    # lazy imports keep this module's import light
+    from pathlib import Path
+
+    from .errors import SpecError
+    from .specs import load_hardware
+    from .specs._toml import read_toml
+
+    spec = read_toml(Path(path), "K-means study")
+    try:
+        w, counts = spec["workload"], [int(c) for c in spec["dpus"]]
+        w = {k: int(w[k]) for k in ("points", "weak_points_per_dpu", "dims", "clusters", "iterations")}
+        base = load_hardware(str(spec.get("hardware", "upmem-2556")))
+        changes = [("baseline", {})] + [(c["name"], dict(c["scale"])) for c in spec.get("change", [])]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"{path}: not a K-means study ({exc})") from None
+    rows = []
+    for name, scale in changes:
+        unknown_fields = [f for f in scale if f not in base.numeric()]
+        if unknown_fields:
+            raise SpecError(f"{path}: change {name!r} scales unknown fields {unknown_fields}")
+        hw = base.replace(**{f: getattr(base, f) * float(v) for f, v in scale.items()}) if scale else base
+        strong, weak = [], []
+        for c in counts:
+            strong.append(predict_kmeans(w["points"], w["dims"], w["clusters"], c, hw,
+                                         w["iterations"])["run_s"]["per_iteration"])
+            weak.append(predict_kmeans(w["weak_points_per_dpu"] * c, w["dims"], w["clusters"], c,
+                                       hw, w["iterations"])["run_s"]["per_iteration"])
+        rows.append({"change": name, "strong_per_iteration_s": strong, "weak_per_iteration_s": weak,
+                     "strong_efficiency": strong[0] / strong[-1] / (counts[-1] / counts[0]),
+                     "weak_growth": weak[-1] / weak[0]})
+    return {"study": spec.get("name", str(path)), "hardware": base.name, "dpus": counts, "rows": rows}
+
+
+def study_markdown(result: dict[str, Any]) -> str:
+    counts = result["dpus"]
+    lines = [f"| change | strong: s per iteration at {counts[0]:,} -> {counts[-1]:,} DPUs | strong efficiency | "
+             f"weak: s per iteration at {counts[-1]:,} DPUs | weak growth |", "|---|---|---|---|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['change']} | {r['strong_per_iteration_s'][0]:.3f} -> {r['strong_per_iteration_s'][-1]:.4f} "
+                     f"| {r['strong_efficiency']:.1%} | {r['weak_per_iteration_s'][-1]:.3f} | {r['weak_growth']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m pimmodel.families studies/kmeans-scaling.toml [--json]
+    import json
+    import sys
+
+    out = scaling_study(sys.argv[1])
+    sys.stdout.write(json.dumps(out, indent=2) + "\n" if "--json" in sys.argv else study_markdown(out))

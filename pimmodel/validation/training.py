@@ -144,7 +144,7 @@ def markdown_table(record: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":  # pimmodel validate --group hardware,training --json | python -m pimmodel.validation.training
+if __name__ == "__main__":  # pimmodel validate --group hardware,training --json | python -m (this module)
     import json
     import sys
 

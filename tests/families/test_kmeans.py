@@ -120,3 +120,21 @@ def test_run_times_compose_the_phases() -> None:
     assert t["kernel"] == 4 * 3 + 1  # compute + DMA + launch per iteration, plus the inertia launch
     assert t["inter_core"] == 4 * 3 + 2
     assert t["per_iteration"] == (13 + 14) / 4
+
+
+def test_scaling_study_runs_each_change(tmp_path) -> None:
+    from pimmodel.families import scaling_study, study_markdown
+
+    study = tmp_path / "s.toml"
+    study.write_text('name = "t"\ndpus = [64, 128]\n[workload]\npoints = 1_000_000\nweak_points_per_dpu = 10_000\n'
+                     'dims = 8\nclusters = 4\niterations = 3\n[[change]]\nname = "2x clock"\n'
+                     'scale = { dpu_clock_hz = 2.0 }\n')
+    out = scaling_study(study)
+    base, fast = out["rows"]
+    assert base["change"] == "baseline"
+    # the iteration is nearly all DPU compute: twice the clock, about half the time
+    assert fast["strong_per_iteration_s"][0] == pytest.approx(base["strong_per_iteration_s"][0] / 2, rel=0.05)
+    assert "2x clock" in study_markdown(out)
+    study.write_text('dpus = [64]\n[workload]\npoints = 1\n[[change]]\nname = "x"\nscale = { nope = 2.0 }\n')
+    with pytest.raises(Exception, match="nope|not a K-means study"):
+        scaling_study(study)

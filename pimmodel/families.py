@@ -84,8 +84,8 @@ def emulate_kmeans(data: Any, clusters: int, dpus: int, hw: HardwareSpec, n_init
 
 
 def scaling_study(path: Any) -> dict[str, Any]:
-    """A K-means what-if study (``studies/kmeans-scaling.toml``): each hardware change alone, the time per Lloyd
-    iteration at each DPU count in strong and weak scaling, the strong-scaling efficiency and the weak-scaling
+    """A K-means what-if study (``studies/families/kmeans-scaling.toml``): each hardware change alone, the time per
+    Lloyd iteration at each DPU count in strong and weak scaling, the strong-scaling efficiency and the weak-scaling
     time growth from the first count to the last."""
     # lazy imports keep this module's import light
     from pathlib import Path
@@ -130,7 +130,7 @@ def study_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":  # python -m pimmodel.families studies/kmeans-scaling.toml [--json]
+if __name__ == "__main__":  # python -m pimmodel.families studies/families/kmeans-scaling.toml [--json]
     import json
     import sys
 

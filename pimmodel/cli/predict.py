@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ..specs.optimizers import STUDY_OPTIMIZERS
+from . import families as F
 from . import options as O
 
 
@@ -92,16 +93,29 @@ def predict_command(
     interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
                                            "calibration's coefficient covariance.")] = False,
     sync_every: O.SyncEvery = None,
+    workload: F.Workload = "linear",
+    points: F.Points = None,
+    dims: F.Dims = None,
+    clusters: F.Clusters = None,
+    iterations: F.Iterations = None,
+    n_init: F.NInit = 1,
     output: Output = None,
     json: O.Json = False,
 ) -> None:
     """Predict the time per epoch of each phase, its share, the total and the bottleneck.
+
+    --workload kmeans --points 25.6M --dims 16 --clusters 16 predicts UPMEM's K-means (dpu_kmeans) instead: the
+    six phases per Lloyd iteration, the one-off phases and the real runs' timers (--json: {"points": records,
+    "provenance"}, each record with "per_iteration_s", "once_s", "run_s").
 
     Run bare, it compares MA-SGD, GA-SGD and ADMM for LR on YFCC100M-HNfc6 at 2,048 DPUs (weak scaling)
     on the upmem-2556 system. --json prints {"provenance": {"version", "git_commit", "git_dirty", "hardware",
     "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
     records}.
     """
+    if F.check_workload(workload) != "linear":
+        F.predict_family(workload, hardware, [dpus], points, dims, clusters, iterations, n_init, output, json)
+        return
     _check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
@@ -155,14 +169,25 @@ def scale_command(
                                               "(.png/.svg/.pdf).")] = None,
     calibration: O.Calibration = None,
     sync_every: O.SyncEvery = None,
+    workload: F.Workload = "linear",
+    points: F.Points = None,
+    dims: F.Dims = None,
+    clusters: F.Clusters = None,
+    iterations: F.Iterations = None,
+    n_init: F.NInit = 1,
     output: Output = None,
     json: O.Json = False,
 ) -> None:
     """Scaling curve: phases per epoch at each DPU count, with speedup and efficiency (strong scaling) or
     time growth (weak scaling) relative to the first count that fits. --json prints {"provenance", "points": a
     list of records}; a DPU count whose data does not fit the DPUs' memory is a record {"optimizer", "dpus",
-    "feasible": false, "reason"} and the others are still predicted (every record has "feasible")."""
+    "feasible": false, "reason"} and the others are still predicted (every record has "feasible").
+    --workload kmeans (with --points, --dims, --clusters): K-means' phases per Lloyd iteration at each count (strong scaling: the points are fixed)."""
     counts = O.parse_int_list(dpus, "--dpus")
+    if F.check_workload(workload) != "linear":
+        F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
+                         scaling=True)
+        return
     if plot is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.plots import check_plot_path

@@ -13,7 +13,8 @@ from . import options as O
 Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups (reported in this order): hardware "
                                      "(real UPMEM PrIM kernel and transfer times), published (PrIM microbenchmarks), "
                                      "emulator (alias consistency: model vs emulator), finding (the study's "
-                                     "findings).")]
+                                     "findings), training (real UPMEM training runs, e.g. dpu_kmeans; not in "
+                                     "the default).")]
 
 
 def validate_command(
@@ -87,6 +88,11 @@ def _print(record: dict, failures_only: bool) -> None:
         cases = [c for c in record["cases"] if c["group"] == group and not (failures_only and c["ok"])]
         if cases:
             console.print(_group_table(summary["title"], cases, width))
+        if group == "training":
+            console.print(_target_table([t for t in record["targets"] if t["group"] == group], width,
+                                        "training: targets (aggregate goals; reported, not cases)"))
+            for u in summary.get("unexpressed", []):
+                console.print(Text(f"not expressed: {u['source']} ({u['rows']} rows): {u['why']}"), width=width)
         if group == "hardware":
             console.print(_kernel_table(summary["kernels"], width))
             if "test_sources" in summary:
@@ -148,14 +154,15 @@ def _scale_table(scale: dict, width: int) -> Any:
     return Group(table, Text("rows the model cannot express:"), *lines)
 
 
-def _target_table(targets: list[dict], width: int) -> Any:
+def _target_table(targets: list[dict], width: int,
+                  title: str = "hardware: targets (aggregate goals; reported, not cases)") -> Any:
     """The issue's aggregate targets: value, goal, met (a missed one is listed with why; it does not fail)."""
     # lazy imports keep the CLI's cold start fast
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="hardware: targets (aggregate goals; reported, not cases)", title_justify="left",
+    table = Table(title=title, title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0), width=width)
     table.add_column("target", ratio=1, overflow="fold")
     for col in ("MAPE", "goal", "vs", ""):

@@ -182,7 +182,8 @@ def scale_command(
     time growth (weak scaling) relative to the first count that fits. --json prints {"provenance", "points": a
     list of records}; a DPU count whose data does not fit the DPUs' memory is a record {"optimizer", "dpus",
     "feasible": false, "reason"} and the others are still predicted (every record has "feasible").
-    --workload kmeans (with --points, --dims, --clusters): K-means' phases per Lloyd iteration at each count (strong scaling: the points are fixed)."""
+    --workload kmeans (with --points, --dims, --clusters): K-means' phases per Lloyd iteration at each
+    count (strong scaling: the points are fixed)."""
     counts = O.parse_int_list(dpus, "--dpus")
     if F.check_workload(workload) != "linear":
         F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,

@@ -3,7 +3,7 @@
 What it reproduces (citations as in ``pimmodel.kernels.kmeans``):
 
 - the host centres the data on its mean (K/py:401-405), quantizes it to int16 with ``scale = 32767 / max|x| /
-  2.1`` and a truncating cast (``src/dpu_kmeans/_dimm.py``: ``LinearDiscretizer``), pads to 8 points per DPU and
+  2.1`` and a truncating cast (``src/dpu_kmeans/_dimm.py:42-120``: ``LinearDiscretizer``), pads to 8 points per DPU and
   gives the first DPUs full blocks (``src/main.cpp:95-96``, K/dimm:112-119);
 - each DPU assigns its points to the nearest int16 centroid with int16 differences (wrapping like the kernel's
   ``int_feature diff``), int32 squares and a uint64 distance, the first minimum winning (K/dpu:441-462), and sums
@@ -141,7 +141,7 @@ def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLik
         if start.shape != (clusters, d):
             raise DataError(f"init must have shape ({clusters}, {d}), got {start.shape}")
         run = _single(xq, start - mean, scale, shape, blocks, points, hw, max_iter, tol_abs)
-        run.centers = (run.centers + np.sign(run.centers) * 0.5) / scale + mean  # inverse_transform
+        run.centers = (run.centers + 0.5) / scale + mean  # inverse_transform at df30f5c (_dimm.py:120)
         restarts.append({"inertia": run.inertia, "iterations": run.iterations})
         if best is None or run.inertia < best.inertia:
             best = run

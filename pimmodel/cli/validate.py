@@ -95,6 +95,8 @@ def _print(record: dict, failures_only: bool) -> None:
                 console.print(Text(f"not expressed: {u['source']} ({u['rows']} rows): {u['why']}"), width=width)
         if group == "hardware":
             console.print(_kernel_table(summary["kernels"], width))
+            if "test_sources" in summary:
+                console.print(_scale_table(summary["test_sources"], width))
             console.print(_target_table([t for t in record["targets"] if t["group"] == group], width))
     failed = sum(not c["ok"] for c in record["cases"])
     for group, summary in record["groups"].items():
@@ -122,6 +124,34 @@ def _kernel_table(rows: list[dict], width: int) -> Any:
                       f"{r['upimulator_kernel_mape']:.1f}", f"{r['cpu_to_dpu_mape']:.1f}",
                       f"{r['dpu_to_cpu_mape']:.1f}")
     return table
+
+
+def _scale_table(scale: dict, width: int) -> Any:
+    """The upmem-scale PrIM test sources' kernel time beside the fit error, and why the other rows are not priced."""
+    # lazy imports keep the CLI's cold start fast
+    from collections import Counter
+
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="hardware: kernel time of the upmem-scale PrIM runs (test files, never fitted) beside the "
+                  "fit rows", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), width=width)
+    for i, col in enumerate(("source", "priced", "MAPE %", "MAPE % per DPU count", "<=8 %", "in 95 %", "half-width %")):
+        table.add_column(col, justify="left" if i in (0, 3) else "right", overflow="fold")
+    fit = scale["fit"]
+    table.add_row("fit rows (1-64 DPUs)", str(fit["points"]),
+                  f"{fit['kernel_mape']:.1f} (CV {fit['cv_kernel_mape']:.1f})",
+                  "", "", f"{fit['interval_cv']['inside']}/{fit['interval_cv']['points']} (CV)",
+                  f"{100 * fit['interval_cv']['median_half_width']:.1f}")
+    for name, s in scale["sources"].items():
+        by = ", ".join(f"{n}: {v:.1f}" for n, v in s["mape_by_dpus"].items())
+        table.add_row(name, f"{s['expressible']}/{s['rows']}", f"{s['kernel_mape']:.1f}", by,
+                      f"{s['within_target']}", f"{s['inside']}/{s['expressible']}", f"{s['median_half_width']:.1f}")
+    reasons = Counter(f"{p['source']}: {p['why_not']}" for p in scale["points"] if not p["expressible"])
+    lines = [Text(f"  {n} x {why}") for why, n in sorted(reasons.items())]
+    return Group(table, Text("rows the model cannot express:"), *lines)
 
 
 def _target_table(targets: list[dict], width: int,

@@ -66,10 +66,18 @@ def quantize(x: NDArray[np.float64], scale: float) -> NDArray[np.int16]:
     return np.trunc(x * scale).astype(np.int16)
 
 
+CHUNK_POINTS = 8192
+"""Points assigned at once (a chunk's points x clusters x features int32 squares stay a few tens of MB)."""
+
+
 def _assign(block: NDArray[np.int16], centers: NDArray[np.int16]) -> tuple[NDArray[np.int64], NDArray[np.uint64],
                                                                             NDArray[np.int64]]:
     """(labels, min distances, running-minimum updates per point) of one DPU's points, as the kernel computes
     them: int16 differences, int32 squares, uint64 sums, first minimum."""
+    if len(block) > CHUNK_POINTS:
+        parts = [_assign(block[i:i + CHUNK_POINTS], centers) for i in range(0, len(block), CHUNK_POINTS)]
+        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]))
     diff = (block[:, None, :].astype(np.int32) - centers[None, :, :].astype(np.int32)).astype(np.int16)
     sq = diff.astype(np.int32) * diff.astype(np.int32)
     dist = sq.astype(np.int64).sum(axis=2).astype(np.uint64)

@@ -11,7 +11,7 @@ from ..api import CalibrationLike, HardwareLike, hardware_of, predict
 from ..baselines import BaselinePrediction, CpuSpec, GpuSpec, cpu_workload_of, gpu_workload_of
 from ..errors import PimModelError, SpecError
 from ..specs import HardwareSpec, Workload
-from .accuracy import StandIn, curve
+from .accuracy import StandIn, curve, difference
 from .platforms import cpu_epoch, cpu_job, gpu_epoch, gpu_job, pim_job
 from .timeline import Run, default_target
 
@@ -65,6 +65,15 @@ class Comparison:
     break_even: BreakEven | None
     notes: tuple[str, ...]
 
+    def accuracy_differences(self) -> list[dict[str, Any]]:
+        """PIM's final metric against the CPU's and the GPU's run of each optimizer: the difference of the seeds'
+        means and "higher"/"lower" only where it exceeds the seeds' spread, else "within noise"."""
+        out = []
+        for pim in (r for r in self.runs if r.platform == "pim"):
+            for other in (r for r in self.runs if r.platform != "pim" and r.optimizer in (pim.optimizer, "sgd")):
+                out.append({"pim": pim.label, "other": other.label, **difference(pim.curve, other.curve)})
+        return out
+
     def to_record(self) -> dict[str, Any]:
         w = self.workloads[0]
         return {
@@ -73,10 +82,12 @@ class Comparison:
             "hardware": self.hardware, "metric": self.runs[0].curve.metric if self.runs else None,
             "target": self.target, "runs": [r.to_record(self.target) for r in self.runs],
             "break_even": self.break_even.to_record() if self.break_even else None,
+            "accuracy_differences": self.accuracy_differences(),
             "stand_in": {"workers": self.stand_in.workers, "dense_divisor": self.stand_in.dense_divisor,
                          "sparse_divisor": self.stand_in.sparse_divisor,
                          "dense_features": self.stand_in.dense_features,
-                         "sparse_features": self.stand_in.sparse_features},
+                         "sparse_features": self.stand_in.sparse_features, "seeds": self.stand_in.seeds,
+                         "first_seed": self.stand_in.seed},
             "notes": list(self.notes),
         }
 
@@ -179,6 +190,8 @@ def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec 
         f"{runs[0].curve.metric} per epoch from stand-in training (pimmodel.comparison.accuracy): "
         f"{stand_in.workers} workers, 1/{stand_in.divisor(workloads[0].dataset.layout)} of each worker's rows; "
         "it orders optimizers and platforms, it does not reproduce the study's absolute accuracy",
+        f"each curve is the mean of {stand_in.seeds} seeds (low/high: their range); a platform's accuracy "
+        "differs from another's only where the final ranges do not overlap, else it is within noise",
     ]
     if target is None:
         notes.append(f"target {chosen:.3f}: the highest {runs[0].curve.metric} every run reaches (--target sets "

@@ -61,6 +61,8 @@ class Run:
             "platform": self.platform, "optimizer": self.optimizer, "label": self.label, "epoch_s": self.epoch_s,
             "epochs": self.epochs, "total_s": self.total_s, "metric": self.curve.metric,
             "per_epoch_metric": list(self.curve.per_epoch), "final_metric": self.curve.final,
+            "per_epoch_metric_low": list(self.curve.low), "per_epoch_metric_high": list(self.curve.high),
+            "final_metric_spread": self.curve.spread[-1], "seeds": list(self.curve.seeds),
             "times_s": self.times_s(), "accuracy_source": self.curve.source, "time_model": dict(self.time_model),
         }
         if target is not None:

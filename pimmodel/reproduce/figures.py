@@ -246,7 +246,8 @@ def _footer(spec: FigureSpec, setup: Setup) -> str:
                    "growing with the DPU count")
         parts.append(f"{'Accuracy' if spec.metric == 'accuracy' else 'AUC'} from synthetic stand-ins "
                      f"({workers}, reduced rows and features), not the real data set: compare optimizers and "
-                     "platforms, not absolute values.")
+                     f"platforms, not absolute values. Curves: mean of {setup.stand_in.seeds} seeds, band and "
+                     "bars: their range; a difference inside it is noise.")
     if "cpu" in spec.platforms:
         parts.append("CPU: baseline model of the study's 128-process runs.")
     if "gpu" in spec.platforms:

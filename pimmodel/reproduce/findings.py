@@ -133,9 +133,24 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
                        f"({best['label']}) is {_faster(gpu[0]['total_s'], best['total_s'])}")
         top = max(rows, key=lambda r: r["final_metric"])
         low = min(rows, key=lambda r: r["final_metric"])
-        out.append(f"{pre}final {metric} (stand-in) from {low['final_metric']:.3f} ({low['label']}) to "
-                   f"{top['final_metric']:.3f} ({top['label']})")
+        out.append(f"{pre}final {metric} (stand-in, mean of the seeds) from {low['final_metric']:.3f} "
+                   f"({low['label']}) to {top['final_metric']:.3f} ({top['label']})")
+        verdicts = [f"{NAMES[o]} {_accuracy_verdict(pim[o], cpu[o])}" for o in pim if o in cpu]
+        if verdicts:
+            out.append(f"{pre}PIM's final {metric} against the CPU's (a difference only where the seeds' ranges "
+                       "do not overlap): " + ", ".join(verdicts))
     return out
+
+
+def _accuracy_verdict(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """``a``'s final metric against ``b``'s: "higher by 0.031" / "lower by ..." where the seeds' final ranges do
+    not overlap, else "within noise (seeds' ranges overlap)"; "within noise" too when a run has no spread."""
+    lo_a, hi_a, lo_b, hi_b = (r.get(k) or [] for r, k in ((a, "per_epoch_metric_low"), (a, "per_epoch_metric_high"),
+                                                           (b, "per_epoch_metric_low"), (b, "per_epoch_metric_high")))
+    diff = a["final_metric"] - b["final_metric"]
+    if lo_a and lo_b and (lo_a[-1] > hi_b[-1] or lo_b[-1] > hi_a[-1]):
+        return f"{'higher' if diff > 0 else 'lower'} by {abs(diff):.3f}"
+    return f"within noise ({diff:+.3f}, seeds' ranges overlap)" if lo_a and lo_b else "within noise (one seed)"
 
 
 def _batch_sweep(record: Mapping[str, Any]) -> list[str]:

@@ -37,6 +37,12 @@ def prediction_table(records: Sequence[Mapping[str, Any]]) -> Table:
         table.add_row(PHASE_LABELS.get(phase, phase), *cells)
     table.add_section()
     table.add_row("epoch", *(format_seconds(r["per_epoch_s"]["total"]) for r in records))
+    ranged = [r.get("interval") for r in records]
+    if any(ranged):
+        lo_hi = next(i for i in ranged if i)["range"]
+        table.add_row(f"epoch, {lo_hi[0]:g}-{lo_hi[1]:g} us all-reduce latency (A)",
+                      *("-" if not i else f"{format_seconds(i['epoch_s'][0])} - {format_seconds(i['epoch_s'][1])}"
+                        for i in ranged))
     table.add_row(f"total ({first['epochs']} epochs)", *(f"[bold]{format_seconds(r['total_s'])}[/]" for r in records))
     table.add_row("bottleneck", *(PHASE_LABELS.get(r["bottleneck"], r["bottleneck"]) for r in records))
     return table

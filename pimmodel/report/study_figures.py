@@ -234,6 +234,11 @@ def _time_to_accuracy(record: Record) -> Figure:
                 ax.plot(r["times_s"], [100 * v for v in r["per_epoch_metric"]], color=OPTIMIZER_COLORS[r["optimizer"]],
                         marker=OPTIMIZER_MARKERS[r["optimizer"]], markersize=4, linewidth=1.2,
                         label=OPTIMIZER_NAMES[r["optimizer"]])
+                if r.get("total_s_range"):  # the time over the CPU's all-reduce latency range
+                    low, high = r["total_s_range"]
+                    ax.errorbar([r["total_s"]], [100 * r["per_epoch_metric"][-1]],
+                                xerr=[[r["total_s"] - low], [high - r["total_s"]]],
+                                color=OPTIMIZER_COLORS[r["optimizer"]], linewidth=0.8, capsize=3)
                 if r.get("per_epoch_metric_low"):  # the seeds' range
                     ax.fill_between(r["times_s"], [100 * v for v in r["per_epoch_metric_low"]],
                                     [100 * v for v in r["per_epoch_metric_high"]],
@@ -254,7 +259,7 @@ def _time_to_accuracy(record: Record) -> Figure:
         low, high = _metric_range(column)
         for i in range(len(platforms)):
             axes[i][j].set_ylim(low, high)
-        times = [t for r in runs for t in r["times_s"]]
+        times = [t for r in runs for t in (*r["times_s"], *(r.get("total_s_range") or ()))]
         axes[0][j].set_xlim(min(times) / 1.5, max(times) * 2.5)
     _legend(legend_ax, axes)
     return fig

@@ -108,8 +108,10 @@ def _batch_of(w: Workload) -> int:
 
 
 def _baseline_model(p: BaselinePrediction) -> dict[str, Any]:
+    record = p.to_record()
     return {"spec": p.spec, "bottleneck": p.bottleneck, "validated": p.validated, "validation": p.validation,
-            "per_epoch_s": dict(p.per_epoch_s)}
+            "per_epoch_s": dict(p.per_epoch_s), "structure": record["structure"],
+            "assumed_constants": record["assumed_constants"], "interval": record["interval"]}
 
 
 def _pim_run(w: Workload, setup: Setup, curves: Mapping[CurveTask, Curve], s: StandIn) -> tuple[Run, dict[str, Any]]:

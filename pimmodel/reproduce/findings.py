@@ -38,6 +38,26 @@ def _faster(other_s: float, pim_s: float) -> str:
     return f"{_times(other_s / pim_s)} faster" if other_s >= pim_s else f"{_times(pim_s / other_s)} slower"
 
 
+def _faster_ranged(other: Mapping[str, Any], pim_s: float) -> str:
+    """``_faster`` with the range over the other run's assumption interval (the CPU's all-reduce latency)."""
+    head = _faster(other["total_s"], pim_s)
+    span = other.get("total_s_range")
+    if not span:
+        return head
+    low, high = (t / pim_s for t in span)
+    return f"{head} ({_range_x(low, high)}, decided by the CPU's all-reduce latency)"
+
+
+def _range_x(low: float, high: float) -> str:
+    """'1.5-13x faster', '2.0x slower-3.1x faster'."""
+    def one(x: float) -> str:
+        return f"{_times(x)} faster" if x >= 1 else f"{_times(1 / x)} slower"
+    if (low >= 1) == (high >= 1):
+        a, b = (low, high) if low >= 1 else (1 / high, 1 / low)
+        return f"{_times(a).rstrip('x')}-{_times(b)} {'faster' if low >= 1 else 'slower'}"
+    return f"from {one(low)} to {one(high)}"
+
+
 def _share(fraction: float) -> str:
     """A share as a percentage, with the digits a small one needs (0.04 %, not 0 %)."""
     return f"{fraction:.0%}" if fraction >= 0.01 or fraction == 0 else f"{fraction:.2%}"
@@ -122,7 +142,7 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
         cpu = {r["optimizer"]: r for r in rows if r["platform"] == "cpu"}
         sentence = (f"{pre}the shortest {fastest['epochs']} epochs: {fastest['label']} "
                     f"({_s(fastest['total_s'])})")
-        versus = [f"{NAMES[o]} {_faster(cpu[o]['total_s'], pim[o]['total_s'])}" for o in pim if o in cpu]
+        versus = [f"{NAMES[o]} {_faster_ranged(cpu[o], pim[o]['total_s'])}" for o in pim if o in cpu]
         if versus:
             sentence += "; PIM against the CPU with the same optimizer: " + ", ".join(versus)
         out.append(sentence)

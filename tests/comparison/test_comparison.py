@@ -188,3 +188,16 @@ def test_a_platform_difference_is_claimed_only_beyond_the_seeds_spread() -> None
     assert difference(apart, pim)["verdict"] == "higher"
     single = Curve("accuracy", (0.5,), "one run")
     assert difference(single, apart)["verdict"] == "within noise"  # no spread known: no claim
+
+
+def test_a_speedup_over_the_cpu_spans_its_all_reduce_latency_range() -> None:
+    from pimmodel.comparison.compare import speedup_range, speedup_text
+    job = TrainingJob("cpu", "lr", "ma-sgd", "dense", 128, 1024, 8, 4, 12, epochs=2)
+    cpu = Run("cpu", "ma-sgd", 10.0, Curve("accuracy", (0.5, 0.6), "hand"), job,
+              {"interval": {"epoch_s": [4.0, 40.0], "range": [5.0, 50.0], "decided_by": "sync.latency_us"}})
+    r = speedup_range(5.0, cpu)  # PIM 5 s in all against the CPU's 20 s (8-80 s)
+    assert r["speedup"] == pytest.approx(4.0) and r["range"] == pytest.approx([1.6, 16.0])
+    assert speedup_text(5.0, cpu) == "4x faster (1.6-16x, decided by the CPU's all-reduce latency)"
+    assert cpu.to_record()["total_s_range"] == [8.0, 80.0]
+    plain = Run("gpu", "sgd", 10.0, Curve("accuracy", (0.5, 0.6), "hand"), job)
+    assert speedup_text(40.0, plain) == "2x slower" and "range" not in speedup_range(40.0, plain)

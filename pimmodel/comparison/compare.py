@@ -129,6 +129,8 @@ def speedup_text(pim_s: float, other: Run) -> str:
     if "range" not in r:
         return head
     low, high = r["range"]
+    if max(low, high) / min(low, high) < 1.1:
+        return f"{head} ({low:.3g}-{high:.3g}x: hardly moved by {r['decided_by']})"
     return f"{head} ({low:.2g}-{high:.2g}x, decided by {r['decided_by']})"
 
 

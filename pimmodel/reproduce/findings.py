@@ -45,6 +45,8 @@ def _faster_ranged(other: Mapping[str, Any], pim_s: float) -> str:
     if not span:
         return head
     low, high = (t / pim_s for t in span)
+    if max(low, high) / min(low, high) < 1.1:
+        return f"{head} (hardly moved by the CPU's all-reduce latency: {_range_x(low, high)})"
     return f"{head} ({_range_x(low, high)}, decided by the CPU's all-reduce latency)"
 
 

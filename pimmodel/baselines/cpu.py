@@ -292,14 +292,15 @@ def predict_cpu(w: BaselineWorkload, spec: CpuSpec) -> BaselinePrediction:
 
 
 RUN_HERE: dict[str, tuple[Any, ...]] = {
-    "implementation": ("numpy-reference",),
-    "exchange": ("shared-memory",),
+    "implementation": ("numpy-reference", "pytorch-study"),
+    "exchange": ("shared-memory", "ring"),
     "processes": (1, 2),
     "layout": ("dense",),
 }
 """What ``pimmodel baseline measure`` runs on this machine (a 2-core VM): the numpy reference implementation
-with its shared-memory exchange, on 1 and 2 processes, dense data. A prediction whose structure leaves these is
-not validated as a whole (its record says which parts were run)."""
+with its shared-memory exchange on 1 and 2 processes, and (torch extra) the study's PyTorch loop with gloo's
+ring all-reduce on 2 processes, dense data only. A prediction whose structure leaves these (128 processes, the
+sparse path) is not validated as a whole (its record says which parts were run)."""
 
 GLOO_LATENCY_RANGE_S = (5e-6, 50e-6)
 """The plausible range of one gloo ring step's latency (loopback TCP between processes of one 2-socket server),

@@ -70,10 +70,10 @@ def test_study_runs(dataset: str, model: str, optimizer: str) -> None:
     assert record["per_epoch_s"]["total"] == pytest.approx(sum(v for k, v in record["per_epoch_s"].items()
                                                                if k != "total"))
     assert record["assumptions"] and record["workload"]["processes"] == 128
-    # the study's stack (PyTorch, gloo ring, 128 processes) is not what `baseline measure` runs here
+    # `baseline measure` runs the study's PyTorch loop with gloo's ring here, but on 2 processes and dense data
     assert record["validated"] is False and "NOT validated" in record["validation"]
     assert {k: v["run_here"] for k, v in record["structure"].items()} == {
-        "implementation": False, "exchange": False, "processes": False, "layout": dataset == "yfcc100m-hnfc6"}
+        "implementation": True, "exchange": True, "processes": False, "layout": dataset == "yfcc100m-hnfc6"}
     assert "sync.latency_us" in record["assumed_constants"]
 
 

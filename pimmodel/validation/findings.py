@@ -63,6 +63,21 @@ def _comm_ordering(m: PhaseModel, spec: Mapping[str, Any]) -> list[Case]:
     return cases
 
 
+def _comm_bottleneck(m: PhaseModel, spec: Mapping[str, Any]) -> list[Case]:
+    cases = []
+    for cfg in spec["configs"]:
+        for opt in spec["optimizers"]:
+            for model in ("lr", "svm"):
+                w = _workload(cfg["dataset"], model, opt, spec["dpus"], "weak", cfg["batch_size"],
+                              cfg["global_batch_size"])
+                p = m.phases(w, spec["view"])
+                other = max(p["dpu_compute"], p["mram_wram_dma"])
+                cases.append(Case("finding", f"comm+sync is the bottleneck, {cfg['dataset']} {model} {opt} "
+                                  f"({cfg['figure']})", "comm_sync", other, sum(p[k] for k in COMM_PHASES), 0.0,
+                                  "above", "s", note="comm./sync. above both PIM compute and PIM data movement"))
+    return cases
+
+
 def _compute_vs_dma(m: PhaseModel, spec: Mapping[str, Any]) -> list[Case]:
     cases = []
     for cfg in spec["configs"]:
@@ -110,5 +125,6 @@ def finding_cases(hw: HardwareSpec, calibration: CalibrationResult, model: Phase
     cost model on ``hw`` with ``calibration`` unless given; a failed case is a disagreement with the study)."""
     data = load("findings.toml")
     m = model if model is not None else CostModel(hw, calibration)
-    return [*_comm_ordering(m, data["comm_ordering"]), *_compute_vs_dma(m, data["compute_vs_dma"]),
+    return [*_comm_ordering(m, data["comm_ordering"]), *_comm_bottleneck(m, data["comm_bottleneck"]),
+            *_compute_vs_dma(m, data["compute_vs_dma"]),
             *_scaling(m, data["weak_scaling"], "weak"), *_scaling(m, data["strong_scaling"], "strong")]

@@ -27,7 +27,8 @@ from pimmodel.validation.data import load
 # alpha + beta*S, the engine occupancy only serialising the DMAs queued behind it.
 KNOWN_DISCREPANCIES: dict[str, str] = {}
 PUBLISHED = [c["name"] for c in load("prim.toml")["case"]]
-FINDING_KINDS = ("comm+sync", "mram_wram_dma <", "weak scaling", "strong scaling")
+FINDING_KINDS = ("comm+sync admm", "comm+sync ma-sgd", "comm+sync is the bottleneck", "mram_wram_dma <",
+                 "weak scaling", "strong scaling")
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

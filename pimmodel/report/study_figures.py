@@ -173,7 +173,9 @@ def _seconds(value: float) -> str:
 
 
 def _seconds_text(value: float) -> str:
-    return _seconds(value).replace(" ", "")
+    """A bar label: the full number with its unit after a space ("1,196 s"), so a rotated "1,196s" is never read
+    as 1.196 s."""
+    return _seconds(value)
 
 
 # ---------------------------------------------------------------- one drawing per kind

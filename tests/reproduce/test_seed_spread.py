@@ -24,3 +24,9 @@ def test_pim_against_cpu_is_within_noise_unless_the_ranges_part() -> None:
     assert _accuracy_verdict(_row(0.80, 0.78, 0.82), _row(0.89, 0.86, 0.91)) == "lower by 0.090"
     assert _accuracy_verdict(_row(0.95, 0.94, 0.96), _row(0.89, 0.86, 0.91)) == "higher by 0.060"
     assert _accuracy_verdict({"final_metric": 0.5}, _row(0.89, 0.86, 0.91)) == "within noise (one seed)"
+
+
+def test_bar_labels_use_full_numbers_with_a_spaced_unit() -> None:
+    from pimmodel.report.study_figures import _seconds_text
+    assert _seconds_text(1196.16) == "1,196 s" and _seconds_text(17490.0) == "17,490 s"
+    assert _seconds_text(12.8) == "12.8 s"

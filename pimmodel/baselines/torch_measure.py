@@ -5,7 +5,8 @@ TCP, one thread each, as the study's ``baseline/train_*_cpu.py``), and in that t
 
 1. probes the primitives the CPU model's ``pytorch-study`` implementation needs, none of them a training loop:
    the cost of one eager PyTorch call with autograd (a mix of small tensor ops, forward and backward), of one
-   tensor-indexing call, and the gloo all-reduce curve (seconds against bytes, 4 B to 1 MiB), fitted as
+   tensor-indexing call (each the median of ``CHUNKS`` chunks, the statistic the cases' epochs use too), and
+   the gloo all-reduce curve (median per size) (seconds against bytes, 4 B to 1 MiB), fitted as
    ``t(n) = t0 + n / bw``; with p processes a ring all-reduce is ``2 (p - 1)`` steps, so the step latency is
    ``t0 / (2 (p - 1))`` (the call cost cannot be told apart from it with 2 processes and is folded into it);
 2. trains MA-SGD, GA-SGD and ADMM x LR and SVM the way the study's ``baseline/model.py`` does (a Dataset whose
@@ -45,6 +46,7 @@ SIZES_BYTES = (4, 256, 4096, 65536, 1 << 20)
 OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
 MODELS = ("lr", "svm")
 SEED = 2024
+CHUNKS = 15
 
 
 def available() -> bool:
@@ -84,21 +86,24 @@ def machine_torch_spec(probe: dict[str, Any], processes: int, base: CpuSpec | No
 def _probe(torch: Any, dist: Any, rank: int, world: int) -> dict[str, Any]:
     x = torch.randn(8, 8, requires_grad=True)
     w = torch.randn(8, 1, requires_grad=True)
-    ops = 0
-    start = time.perf_counter()
-    for _ in range(300):
-        y = (x @ w).clamp(min=0).mul(0.5).sum()  # 4 forward calls
-        y.backward()  # ~4 backward nodes + the engine call
-        with torch.no_grad():
-            w.add_(w.grad, alpha=-1e-3)
-            w.grad.zero_()
-        ops += 11
-    call_s = (time.perf_counter() - start) / ops
+    calls = []
+    for _ in range(CHUNKS):  # the median of several chunks: a spike of another tenant's load moves one chunk
+        start = time.perf_counter()
+        for _ in range(30):
+            y = (x @ w).clamp(min=0).mul(0.5).sum()  # 4 forward calls
+            y.backward()  # ~4 backward nodes + the engine call
+            with torch.no_grad():
+                w.add_(w.grad, alpha=-1e-3)
+                w.grad.zero_()
+        calls.append((time.perf_counter() - start) / (30 * 11))
     data = torch.randn(512, 65)
-    start = time.perf_counter()
-    for i in range(2000):
-        data[i % 512][1:]
-    index_op_s = (time.perf_counter() - start) / 2000
+    indexing = []
+    for _ in range(CHUNKS):
+        start = time.perf_counter()
+        for i in range(200):
+            data[i % 512][1:]
+        indexing.append((time.perf_counter() - start) / 400)  # two indexing calls each
+    call_s, index_op_s = statistics.median(calls), statistics.median(indexing)
     curve = []
     for n in SIZES_BYTES:
         t = torch.zeros(max(1, n // 4))

@@ -30,6 +30,7 @@ from .calibration.result import DEFAULTS_NAME, SHIPPED_PATH, CalibrationResult, 
 from .costmodel import Prediction
 from .costmodel import predict as _predict
 from .specs import DEFAULT_HARDWARE, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
+from .errors import ArgumentError, check_type
 from .version import environment
 
 HardwareLike = HardwareSpec | str | Path
@@ -40,6 +41,8 @@ HASH_DIGITS = 12
 
 def hardware_of(hardware: HardwareLike) -> HardwareSpec:
     """A hardware spec from a spec, a shipped name or a TOML file."""
+    check_type("hardware", "hardware", hardware, (HardwareSpec, str, Path),
+               "a HardwareSpec, a shipped hardware name or a TOML file path")
     return hardware if isinstance(hardware, HardwareSpec) else load_hardware(str(hardware))
 
 
@@ -48,6 +51,8 @@ def predict(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view:
     """Per-epoch phase times of ``workload`` on ``hardware`` with the coefficients of ``calibration``, in one of
     the two views (``"wall"``: kernel wall time; ``"breakdown"``: the study's instrumented accounting).
     ``check_capacity``: refuse a workload that does not fit the DPUs' MRAM/WRAM (``CapacityError``)."""
+    check_type("predict", "workload", workload, Workload, "a pimmodel.Workload")
+    check_type("predict", "view", view, str, "'wall' or 'breakdown'")
     cal = load_calibration(calibration)
     return _predict(workload, hardware_of(hardware), cal.coefficients_for(workload), view, cal.label,
                     check_capacity)
@@ -58,6 +63,11 @@ def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWA
     """The central ``level`` interval of every phase from the calibration's coefficient covariance:
     ``{"level", "method", "calibration", "per_epoch_s": {phase: [low, high], "total": [low, high]}}``."""
     from .calibration.interval import interval  # numpy random sampling only when an interval is asked for
+
+    check_type("predict_interval", "workload", workload, Workload, "a pimmodel.Workload")
+    check_type("predict_interval", "level", level, (int, float), "a number in (0, 1)")
+    if not 0 < level < 1:
+        raise ArgumentError("level", f"predict_interval: level must be in (0, 1), not {level!r}")
 
     return interval(workload, hardware_of(hardware), load_calibration(calibration), view, level)
 
@@ -162,6 +172,12 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
     from .emulator.api import emulate as run
     from .emulator.record import trace_record
 
+    check_type("emulate", "dataset", dataset, (str, Path), "a dataset name or a data file path")
+    check_type("emulate", "dpus", dpus, int, "a positive int")
+    check_type("emulate", "model", model, str, "'lr' or 'svm'")
+    check_type("emulate", "optimizer", optimizer, str, "an optimizer name")
+    if options is not None:
+        check_type("emulate", "options", options, Options, "a pimmodel.emulator.api.Options")
     opts = options or Options()
     em = run(dataset, dpus, model, optimizer, hyper, opts, progress)
     predicted = predict(em.workload, em.hardware, calibration=calibration).to_record()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import DataError, SpecError, unknown
+from ..errors import DataError, SpecError, check_seed, unknown
 from ..kernels.capacity import check as check_capacity
 from ..specs import (
     CRITEO,
@@ -139,8 +139,7 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
                         ("--tasklets", o.tasklets)):
         if value <= 0:
             raise SpecError(f"{name} must be a positive whole number, got {value}")
-    if o.seed < 0:
-        raise SpecError(f"--seed must be a whole number >= 0, got {o.seed}")
+    check_seed("seed", o.seed)
     if model not in MODELS:
         raise unknown("model", model, MODELS)
     if optimizer not in OPTIMIZERS:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SpecError, suggest, unknown
+from ..errors import SpecError, check_type, suggest, unknown
 from ._toml import read_toml
 from .optimizers import OPTIMIZERS, OptimizerInfo, optimizer_info, takers
 
@@ -402,6 +402,8 @@ def dataset_from_mapping(data: Mapping[str, Any], origin: str) -> DatasetSpec:
 
 def load_dataset(name_or_path: str) -> DatasetSpec:
     """A preset by name, or a TOML file describing a user dataset."""
+    check_type("load_dataset", "name_or_path", name_or_path, (str, Path), "a dataset name or a TOML file path")
+    name_or_path = str(name_or_path)
     if name_or_path in DATASETS:
         return DATASETS[name_or_path]
     path = Path(name_or_path)

@@ -29,8 +29,8 @@ from typing import Any
 from .calibration.result import DEFAULTS_NAME, SHIPPED_PATH, CalibrationResult, load_calibration
 from .costmodel import Prediction
 from .costmodel import predict as _predict
-from .specs import DEFAULT_HARDWARE, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
 from .errors import ArgumentError, check_type
+from .specs import DEFAULT_HARDWARE, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
 from .version import environment
 
 HardwareLike = HardwareSpec | str | Path

@@ -94,7 +94,8 @@ def emulate_command(
     model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
     optimizer: O.Optimizer = "ma-sgd",
     epochs: Annotated[int, typer.Option("--epochs", help="Global epochs (the study trains 10).")] = 10,
-    samples_per_dpu: Annotated[int, typer.Option("--samples-per-dpu", help="Synthetic rows per DPU.")] = 512,
+    samples_per_dpu: Annotated[int | None, typer.Option("--samples-per-dpu", help="Synthetic rows per DPU "
+                                                        "(default 512; a file's rows come from the file).")] = None,
     features: Annotated[int | None, typer.Option("--features", help="Synthetic features (default 4,096 dense, "
                                                  "10^6 sparse).")] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="Per-DPU mini-batch b of MA-SGD and "

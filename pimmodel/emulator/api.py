@@ -35,7 +35,7 @@ from ..specs import (
 )
 from . import fixedpoint as fx
 from . import kernels as kn
-from .config import Options, TrainConfig, train_config
+from .config import SAMPLES_PER_DPU, Options, TrainConfig, train_config
 from .data import (
     CRITEO_ACTIVE,
     DENSE_CHUNK,
@@ -101,6 +101,9 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
         shards, test = _synthetic_data(dataset, dpus, options)
     else:
         shards, test, spec, file_ones = _file_data(Path(dataset), dpus, options)
+        if options.class_weights is not None and spec.layout == "dense":
+            raise SpecError(f"--class-weights weights the sparse kernels' gradient; {Path(dataset).name} is dense "
+                            "(the dense kernels weigh both classes alike): drop --class-weights")
         workload = _workload(spec, model, optimizer, dpus, hyper, options)
         check_capacity(workload, hw)
         memory = _check_memory(workload, options)
@@ -135,7 +138,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
 # ---------------------------------------------------------------- checks
 def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Options) -> None:
     """One-line errors for bad arguments, before any data is made."""
-    for name, value in (("--dpus", dpus), ("--epochs", o.epochs), ("--samples-per-dpu", o.samples_per_dpu),
+    for name, value in (("--dpus", dpus), ("--epochs", o.epochs), ("--samples-per-dpu", _rows(o)),
                         ("--tasklets", o.tasklets)):
         if value <= 0:
             raise SpecError(f"{name} must be a positive whole number, got {value}")
@@ -148,6 +151,15 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
         raise unknown("arithmetic", o.arithmetic, ARITHMETICS)
     if o.kernels not in KERNEL_VARIANTS:
         raise unknown("kernel variant", o.kernels, KERNEL_VARIANTS)
+    if o.svm_margin is not None and model != "svm":
+        raise SpecError(f"--svm-margin is the SVM's hinge margin; {model} has none (drop --svm-margin or use "
+                        "--model svm)")
+    if o.samples_per_dpu is not None and dataset not in SYNTHETIC:
+        raise SpecError("--samples-per-dpu sets the synthetic data's rows per DPU; a file's rows come from the "
+                        "file (its training rows are split over --dpus)")
+    if o.class_weights is not None and dataset == "synthetic-yfcc":
+        raise SpecError("--class-weights weights the sparse kernels' gradient; synthetic-yfcc is dense (its "
+                        "kernels weigh both classes alike): drop --class-weights")
     if o.svm_margin is not None and not 0 < o.svm_margin <= 1:
         raise SpecError(f"--svm-margin {o.svm_margin:g} must be in (0, 1] (Q31 holds margins up to 1.0), e.g. 0.5")
     if o.features is not None:
@@ -156,6 +168,11 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
         low = o.tasklets if dataset == "synthetic-yfcc" else MIN_SPARSE_FEATURES
         if o.features < low:
             raise SpecError(f"--features {o.features} is too small for {dataset}; use at least {low}")
+
+
+def _rows(o: Options) -> int:
+    """Synthetic rows per DPU."""
+    return SAMPLES_PER_DPU if o.samples_per_dpu is None else o.samples_per_dpu
 
 
 def _available_bytes() -> float:
@@ -303,10 +320,10 @@ def _synthetic_spec(dataset: str, o: Options) -> DatasetSpec:
     if dataset == "synthetic-yfcc":
         d = o.features or 4096
         return replace(YFCC, name=dataset, features=d, nonzeros_per_row=d, slots_per_row=d,
-                       rows_per_dpu_weak=o.samples_per_dpu)
+                       rows_per_dpu_weak=_rows(o))
     f = o.features or 1_000_000
     return replace(CRITEO, name=dataset, features=model_length(f, o.tasklets), bias_index=f,
-                   rows_per_dpu_weak=o.samples_per_dpu)
+                   rows_per_dpu_weak=_rows(o))
 
 
 @dataclass
@@ -350,14 +367,14 @@ def _synthetic_test(source: Any, width: int) -> TestSet:
 
 
 def _synthetic_data(dataset: str, dpus: int, o: Options) -> tuple[Shards, TestSet]:
-    test_rows = max(1024, min(65536, dpus * o.samples_per_dpu // 4))
+    test_rows = max(1024, min(65536, dpus * _rows(o) // 4))
     if dataset == "synthetic-yfcc":
         d = o.features or 4096
         test = SyntheticDense(1, test_rows, d, o.seed, stream=1, prefetch=False)
-        return SyntheticDense(dpus, o.samples_per_dpu, d, o.seed), _synthetic_test(test, d)
+        return SyntheticDense(dpus, _rows(o), d, o.seed), _synthetic_test(test, d)
     f = o.features or 1_000_000
     test_sparse = SyntheticSparse(1, test_rows, f, o.seed, stream=1, prefetch=False)
-    return SyntheticSparse(dpus, o.samples_per_dpu, f, o.seed), _synthetic_test(test_sparse, CRITEO_ACTIVE)
+    return SyntheticSparse(dpus, _rows(o), f, o.seed), _synthetic_test(test_sparse, CRITEO_ACTIVE)
 
 
 def _file_data(path: Path, dpus: int, o: Options) -> tuple[MappedShards, TestSet, DatasetSpec, int | None]:

@@ -21,12 +21,17 @@ actors (a local cluster, or ``address``); ``auto``: processes on every usable co
 gain from them (and this is not itself a worker process), else serial."""
 
 
+SAMPLES_PER_DPU = 512
+"""Synthetic rows per DPU when ``Options.samples_per_dpu`` is not given."""
+
+
 @dataclass(frozen=True)
 class Options:
     """What to emulate besides the dataset, DPUs, model and optimizer (the CLI's options)."""
 
     epochs: int = 10
-    samples_per_dpu: int = 512
+    samples_per_dpu: int | None = None
+    """synthetic rows per DPU (None: ``SAMPLES_PER_DPU``); a file's rows come from the file (giving it is an error)."""
     features: int | None = None
     arithmetic: str = "fixed"
     seed: int = 0

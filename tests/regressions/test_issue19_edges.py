@@ -100,3 +100,90 @@ def test_the_api_raises_pimmodel_errors_naming_the_parameter(call: object, param
         call()  # type: ignore[operator]
     assert isinstance(info.value, ArgumentError) and info.value.parameter == parameter
     assert parameter in str(info.value) and "--" not in str(info.value)
+
+
+# ---------------------------------------------------------------- every option takes effect or is refused
+def _npy(path: Path, rows: int, seed: int = 0) -> Path:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = rng.random((rows, 4))
+    y = (x[:, 0] > 0.5).astype(float)
+    y[:2] = [0, 1]
+    np.save(path, np.column_stack([x, y]))
+    return path
+
+
+def _one_error(r: object, *fragments: str) -> None:
+    assert r.returncode == 2, (r.stdout, r.stderr)  # type: ignore[attr-defined]
+    lines = r.stderr.strip().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr  # type: ignore[attr-defined]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_refusals_name_the_option(tmp_path: Path) -> None:
+    data = _npy(tmp_path / "d.npy", 200)
+    hw = tmp_path / "hw.toml"
+    import re
+
+    from pimmodel.resources import data_dir
+
+    text = (data_dir("hardware_specs") / "upmem-2556.toml").read_text(encoding="utf-8")
+    hw.write_text(re.sub(r"(?m)^max_tasklets = .*$", "max_tasklets = 2.5", text), encoding="utf-8")
+    assert "max_tasklets = 2.5" in hw.read_text(encoding="utf-8")
+    ds = tmp_path / "ds.toml"
+    ds.write_text('name = "mine"\nlayout = "dense"\nfeatures = 100\nnonzeros_per_row = 100\nbytes_per_value = 3\n'
+                  'rows_per_dpu_weak = 1000\nstrong_rows = 100000\n', encoding="utf-8")
+    before = {p: p.read_bytes() for p in (data, hw, ds)}
+    cases = [
+        (("sensitivity", "--dpus", "3000"), ("--dpus 3000", "2556")),
+        (("kernel", "--fit", "--hardware", "pim-next-hypothetical"), ("--fit", "upmem-2556")),
+        (("kernel", "--fit", "--hardware", "upmem-640"), ("--fit", "upmem-2556")),
+        (("predict", "--optimizer", "dpsgd", "--dpus", "1", "--hardware", "pim-torus-hypothetical"),
+         ("dpsgd", "--dpus 2")),
+        (("emulate", "--dataset", str(data), "--dpus", "2", "--epochs", "1", "--svm-margin", "0.5"),
+         ("--svm-margin", "lr")),
+        (("emulate", "--dataset", str(data), "--dpus", "2", "--epochs", "1", "--class-weights", "1:1"),
+         ("--class-weights", "dense")),
+        (("emulate", "--dpus", "2", "--epochs", "1", "--class-weights", "1:1"), ("--class-weights", "dense")),
+        (("emulate", "--dataset", str(data), "--dpus", "2", "--epochs", "1", "--samples-per-dpu", "10"),
+         ("--samples-per-dpu", "file")),
+        (("reproduce", "--list", "extra"), ("--list", "extra")),
+        (("predict", "--hardware", str(hw)), ("max_tasklets", "whole number")),
+        (("predict", "--dataset", str(ds)), ("bytes_per_value", "3")),
+        (("scale", "--dpus", "2048,256"), ("--dpus", "256,2048")),
+        (("scale", "--dpus", "256,256"), ("--dpus", "256")),
+    ]
+    for args, fragments in cases:
+        _one_error(cli(*args, cwd=tmp_path), *fragments)
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_sync_every_beyond_an_epoch_is_clamped_with_a_note() -> None:
+    r = cli("predict", "--optimizer", "local-sgd", "--sync-every", "100000000", "--json")
+    point = json.loads(r.stdout)["points"][0]
+    assert point["rounds_per_epoch"] == 1
+    assert any("--sync-every 100,000,000 exceeds" in n for n in point["chosen"])
+    steps = int(point["chosen"][-1].split("H = ")[1].split(" ")[0].replace(",", ""))
+    assert point["sync_every"] == steps
+    shown = cli("predict", "--optimizer", "local-sgd", "--sync-every", "100000000")
+    assert "note: H = " in shown.stderr and "1 rounds/epoch" in shown.stdout
+
+
+def test_a_file_too_small_to_split_is_refused(tmp_path: Path) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "two.npy", np.array([[0.1, 0.2, 0.0], [0.9, 0.8, 1.0]]))
+    _one_error(cli("emulate", "--dataset", str(tmp_path / "two.npy"), "--dpus", "1", "--epochs", "1"),
+               "test rows", "give more rows")
+
+
+def test_stand_in_divisor_below_one_row_is_refused() -> None:
+    _one_error(cli("compare", "--optimizer", "ma-sgd", "--break-even", "none", "--stand-in-divisor", "100000000"),
+               "--stand-in-divisor", "less than one row")
+
+
+def test_reproduce_leaves_no_empty_folder_on_an_error(tmp_path: Path) -> None:
+    _one_error(cli("reproduce", "fig5", "--hardware", "nosuch", "--output", str(tmp_path / "a" / "b")), "nosuch")
+    assert not (tmp_path / "a").exists()

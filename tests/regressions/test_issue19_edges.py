@@ -187,3 +187,40 @@ def test_stand_in_divisor_below_one_row_is_refused() -> None:
 def test_reproduce_leaves_no_empty_folder_on_an_error(tmp_path: Path) -> None:
     _one_error(cli("reproduce", "fig5", "--hardware", "nosuch", "--output", str(tmp_path / "a" / "b")), "nosuch")
     assert not (tmp_path / "a").exists()
+
+
+# ---------------------------------------------------------------- no sentinel in a table, a record or a front
+def _dpsgd_study(tmp_path: Path, topology_searched: bool) -> Path:
+    text = (Path(__file__).parents[1] / "dse" / "tiny.toml").read_text(encoding="utf-8")
+    text = (text.replace('optimizers = ["ma-sgd"]', 'optimizers = ["dpsgd"]').replace("trials = 1000", "trials = 20")
+            .replace("batch = 50", "batch = 10"))
+    if topology_searched:
+        text += 'topology = { field = "link_topology", choices = ["none", "ring"] }\n'
+    path = tmp_path / "dp.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_study_no_design_can_run_is_refused_before_storage(tmp_path: Path) -> None:
+    study = _dpsgd_study(tmp_path, topology_searched=False)
+    _one_error(cli("explore", str(study), "-q", "--storage", str(tmp_path / "s.log")), "dpsgd", "links")
+    assert not (tmp_path / "s.log").exists()
+
+
+def test_the_penalty_epoch_is_infeasible_never_a_time(tmp_path: Path) -> None:
+    from pimmodel.dse.objective import INFEASIBLE_EPOCH_S
+
+    study = _dpsgd_study(tmp_path, topology_searched=True)
+    url = str(tmp_path / "s.log")
+    r = cli("explore", str(study), "--storage", url, "--json")
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)
+    base = record["baseline"]
+    assert base["objectives"]["time_per_epoch"] is None and "links" in base["infeasible"]
+    assert all(v is None for v in base["epoch_s"].values())
+    assert record["front"] and record["feasible"] < record["trials"]
+    for d in record["front"]:
+        assert d["objectives"]["time_per_epoch"] < INFEASIBLE_EPOCH_S and d["constraints"]["links"] < 0
+    shown = cli("explore", "show", str(study), "--storage", url, "--plot", str(tmp_path / "plots"))
+    assert "infeasible (no links)" in shown.stdout and "1e+06" not in shown.stdout, shown.stderr
+    assert (tmp_path / "plots" / "pareto_front.png").stat().st_size > 0

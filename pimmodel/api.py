@@ -19,6 +19,7 @@ None (the calibration shipped with pimmodel). Errors are ``pimmodel.errors.PimMo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -54,8 +55,20 @@ def predict(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view:
     check_type("predict", "workload", workload, Workload, "a pimmodel.Workload")
     check_type("predict", "view", view, str, "'wall' or 'breakdown'")
     cal = load_calibration(calibration)
-    return _predict(workload, hardware_of(hardware), cal.coefficients_for(workload), view, cal.label,
-                    check_capacity)
+    hw = hardware_of(hardware)
+    p = _predict(workload, hw, cal.coefficients_for(workload), view, cal.label, check_capacity)
+    note = calibration_note(cal, hw)
+    return p if note is None else dataclasses.replace(p, extra={**dict(p.extra), "calibration_note": note})
+
+
+def calibration_note(cal: CalibrationResult, hw: HardwareSpec) -> str | None:
+    """A sentence when ``cal`` was fitted on emulations of another hardware spec than ``hw`` (its coefficients
+    are kernel counts fitted there; used here without a word they would pass for this machine's)."""
+    made_for = cal.provenance.get("hardware")
+    if not made_for or made_for == hw.name:
+        return None
+    return (f"calibration {cal.label} was fitted on {made_for}, used here for {hw.name}; run `pimmodel calibrate "
+            f"--hardware {hw.name}` for coefficients of this machine")
 
 
 def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view: str = "wall",

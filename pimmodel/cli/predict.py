@@ -123,7 +123,8 @@ def _print_notes(records: list[dict], json: bool) -> None:
         return
     seen: dict[str, None] = {}
     for r in records:
-        seen.update(dict.fromkeys(r.get("chosen", [])))
+        seen.update(dict.fromkeys([*r.get("chosen", []), *([r["calibration_note"]] if "calibration_note" in r
+                                                             else [])]))
     for note in seen:
         typer.echo(f"note: {note}", err=True)
 

@@ -224,3 +224,19 @@ def test_the_penalty_epoch_is_infeasible_never_a_time(tmp_path: Path) -> None:
     shown = cli("explore", "show", str(study), "--storage", url, "--plot", str(tmp_path / "plots"))
     assert "infeasible (no links)" in shown.stdout and "1e+06" not in shown.stdout, shown.stderr
     assert (tmp_path / "plots" / "pareto_front.png").stat().st_size > 0
+
+
+def test_a_calibration_of_another_machine_is_said_in_the_record(tmp_path: Path) -> None:
+    import dataclasses
+
+    from pimmodel.calibration.result import load_calibration
+
+    shipped = load_calibration(None)
+    other = dataclasses.replace(shipped, provenance={**shipped.provenance, "hardware": "upmem-640"})
+    w = pimmodel.Workload(pimmodel.load_dataset("yfcc100m-hnfc6"), "lr", "ma-sgd", dpus=64)
+    record = pimmodel.predict(w, "upmem-2556", calibration=other).to_record()
+    assert "fitted on upmem-640" in record["calibration_note"] and "upmem-2556" in record["calibration_note"]
+    assert "calibration_note" not in pimmodel.predict(w, "upmem-2556", calibration=shipped).to_record()
+    path = other.write(tmp_path / "c640.json")
+    r = cli("predict", "--optimizer", "ma-sgd", "--calibration", str(path))
+    assert r.returncode == 0 and "note: calibration" in r.stderr and "fitted on upmem-640" in r.stderr

@@ -35,7 +35,7 @@ from ..specs import (
 )
 from . import fixedpoint as fx
 from . import kernels as kn
-from .config import SAMPLES_PER_DPU, Options, TrainConfig, train_config
+from .config import SAMPLES_PER_DPU, Options, TrainConfig, kernels_for, train_config
 from .data import (
     CRITEO_ACTIVE,
     DENSE_CHUNK,
@@ -52,6 +52,8 @@ from .timing import seconds
 from .trace import Trace, merge
 from .trainers import Progress, model_length
 
+IMBALANCED = 0.9
+"""A test set whose majority class is at least this share is judged by AUC (accuracy rewards the majority)."""
 METRIC_ROWS = 16384
 """Training metrics use the first rows of every shard, at most this many in total."""
 SYNTHETIC = ("synthetic-yfcc", "synthetic-criteo")
@@ -90,6 +92,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
             options: Options = Options(), progress: Progress | None = None) -> Emulation:
     """Train on ``dpus`` emulated DPUs (see ``Hyper`` and ``Options``)."""
     _check_arguments(dataset, dpus, model, optimizer, options)
+    options = replace(options, kernels=kernels_for(str(dataset), options, SYNTHETIC))
     hw = load_hardware(options.hardware)
     require_links(optimizer, hw.link_topology, hw.name)  # before any data is made or read
     file_ones: int | None = None
@@ -127,6 +130,13 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
         warnings.append(f"{overflows:,.0f} batch gradient sums left the dense kernels' int32 accumulator on the "
                         f"busiest DPU and wrapped to the wrong sign (b x 2^-l reaches 1); use "
                         f"--learning-rate-shift {floor} or more")
+    last = history[-1] if history else None
+    if last is not None and last["majority_baseline"] < IMBALANCED and \
+            last["test_accuracy"] <= last["majority_baseline"] + 1e-12:
+        warnings.append(f"test accuracy {last['test_accuracy']:.3f} is no better than always predicting the majority "
+                        f"class ({last['majority_baseline']:.3f}): with {workload.rows_per_dpu:,} rows per DPU and "
+                        f"{workload.steps_per_epoch * workload.epochs:,} local steps the DPUs did not learn the "
+                        f"threshold (AUC {last['auc']:.3f}); use fewer --dpus or more --epochs")
     saturated = float(np.max(trace.events.get("saturated", np.zeros(1))))
     if saturated:
         warnings.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU: the model "
@@ -149,7 +159,7 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
         raise unknown("optimizer", optimizer, OPTIMIZERS)
     if o.arithmetic not in ARITHMETICS:
         raise unknown("arithmetic", o.arithmetic, ARITHMETICS)
-    if o.kernels not in KERNEL_VARIANTS:
+    if o.kernels is not None and o.kernels not in KERNEL_VARIANTS:
         raise unknown("kernel variant", o.kernels, KERNEL_VARIANTS)
     if o.svm_margin is not None and model != "svm":
         raise SpecError(f"--svm-margin is the SVM's hinge margin; {model} has none (drop --svm-margin or use "

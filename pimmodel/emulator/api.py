@@ -319,9 +319,9 @@ def _check_memory(w: Workload, o: Options) -> MemoryCheck:
 
 def _workload(spec: DatasetSpec, model: str, optimizer: str, dpus: int, hyper: Hyper, o: Options) -> Workload:
     if isinstance(hyper, HyperParams):
-        return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, hyper, o.kernels)
+        return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, hyper, o.kernels or "study")
     resolved, notes = resolve_hyperparams(spec, model, optimizer, dpus, "weak", epochs=o.epochs, **dict(hyper or {}))
-    return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, resolved, o.kernels, notes)
+    return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, resolved, o.kernels or "study", notes)
 
 
 # ---------------------------------------------------------------- data

@@ -210,7 +210,7 @@ def _emulation(job: TrainingJob, s: StandIn) -> tuple[str, int, str, dict[str, i
     options = Options(
         epochs=job.epochs, samples_per_dpu=rows, features=s.features(job.layout),
         arithmetic="fixed" if pim else "float64", seed=s.seed, kernels=job.kernels if pim else "corrected",
-        svm_margin=None if pim else BASELINE_HINGE_MARGIN,
+        svm_margin=None if pim or job.model != "svm" else BASELINE_HINGE_MARGIN,  # LR has no margin
         class_weights=None if pim or job.layout == "dense" else CRITEO_CLASS_WEIGHTS)
     dataset = "synthetic-yfcc" if job.layout == "dense" else "synthetic-criteo"
     return dataset, workers, job.optimizer, hyper, options

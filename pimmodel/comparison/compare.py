@@ -217,6 +217,12 @@ def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec 
     if not workloads:
         raise SpecError("compare needs at least one optimizer")
     hw = hardware_of(hardware)
+    jobs = [pim_job(w) for w in workloads]
+    k = stand_in.divisor(workloads[0].dataset.layout)
+    fewest = min(j.rows_per_worker for j in jobs)
+    if k > fewest:
+        raise SpecError(f"--stand-in-divisor {k:,} would train the stand-ins on less than one row of the "
+                        f"{fewest:,} rows per worker; use at most {fewest:,}")
     runs = runs_of(workloads, hw, cpu, gpu, stand_in, calibration, progress)
     if target is not None and not 0.0 < target < 1.0:
         raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
@@ -230,6 +236,10 @@ def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec 
         f"each curve is the mean of {stand_in.seeds} seeds (low/high: their range); a platform's accuracy "
         "differs from another's only where the final ranges do not overlap, else it is within noise",
     ]
+    short = [j for j in jobs if j.rows_per_worker // k < j.batch_per_worker]
+    if short:
+        notes.append(f"1/{k:,} of a worker's rows is less than its local batch of {short[0].batch_per_worker:,} "
+                     f"({short[0].optimizer}): that stand-in trains one local batch per worker instead")
     if target is None:
         notes.append(f"target {chosen:.3f}: the highest {runs[0].curve.metric} every run reaches (--target sets "
                      "another)")

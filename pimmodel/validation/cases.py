@@ -21,11 +21,13 @@ run: it is a goal of the project, not a per-case tolerance.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import unknown
+from ..resources import data_dir
 
 GROUPS = ("hardware", "published", "emulator", "finding", "training")
 """Group ids, in the order a run reports them (the hardware group first)."""
@@ -172,6 +174,20 @@ class Target:
         return record
 
 
+KNOWN_FILE = "known-discrepancies.toml"
+"""validation/known-discrepancies.toml: the misses documented with their reason (matched by group, name, phase)."""
+
+
+@functools.cache
+def known_discrepancies() -> dict[tuple[str, str, str], str]:
+    """(group, name, phase) -> the reason and where it is documented, of every documented miss."""
+    from ..specs._toml import read_toml
+
+    data = read_toml(data_dir("validation") / KNOWN_FILE, "known discrepancies")
+    return {(m["group"], m["name"], m["phase"]): f"{m['reason']} (documented in {m['documented']})"
+            for m in data.get("miss", [])}
+
+
 @dataclass(frozen=True, slots=True)
 class ValidationReport:
     cases: tuple[Case, ...]
@@ -192,6 +208,17 @@ class ValidationReport:
     def failures(self) -> tuple[Case, ...]:
         return tuple(c for c in self.cases if not c.ok)
 
+    @property
+    def undocumented(self) -> tuple[Case, ...]:
+        """The failures no entry of ``known-discrepancies.toml`` documents: these always fail the exit code."""
+        known = known_discrepancies()
+        return tuple(c for c in self.failures if (c.group, c.name, c.phase) not in known)
+
+    def exit_code(self, strict: bool = False) -> int:
+        """0 when every case passes or every miss is a documented known discrepancy (``strict``: every case
+        passes); else 1."""
+        return int(bool(self.failures if strict else self.undocumented))
+
     def group_summary(self) -> dict[str, dict[str, Any]]:
         """Per group run: its title, what it is evidence of, and how many cases (evidence ones) pass."""
         out: dict[str, dict[str, Any]] = {}
@@ -210,9 +237,16 @@ class ValidationReport:
         return out
 
     def to_record(self) -> dict[str, Any]:
-        return {"ok": self.ok, "hardware": self.hardware, "calibration": self.calibration,
+        known = known_discrepancies()
+        cases = [c.to_record() for c in self.cases]
+        for c, r in zip(self.cases, cases, strict=True):
+            if not c.ok and (c.group, c.name, c.phase) in known:
+                r["known_discrepancy"] = known[(c.group, c.name, c.phase)]
+        return {"ok": self.ok, "undocumented_failures": len(self.undocumented),
+                "known_failures": len(self.failures) - len(self.undocumented),
+                "hardware": self.hardware, "calibration": self.calibration,
                 "groups": self.group_summary(), "targets": [t.to_record() for t in self.targets],
-                "cases": [c.to_record() for c in self.cases]}
+                "cases": cases}
 
 
 def ordered(groups: Sequence[str]) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from pimmodel.specs.optimizers import LINK_NEEDS
 
 
 def test_optimizers_are_the_registry() -> None:
-    assert tuple(REGISTRY) == tuple(OPTIMIZERS) and OPTIMIZERS == tuple(REGISTRY)
+    assert tuple(REGISTRY) == tuple(OPTIMIZERS) and tuple(REGISTRY) == OPTIMIZERS
     assert STUDY_OPTIMIZERS == ("ma-sgd", "ga-sgd", "admm")
     assert {"local-sgd", "hier-sgd", "dpsgd", "allreduce-sgd"} <= set(OPTIMIZERS)
 

@@ -421,6 +421,24 @@ def read_svmlight_data(path: str | Path, budget_bytes: float = float("inf")) -> 
     labels: list[float] = []
     lines: list[int] = []
     used = 0.0
+    for number, idx, vals, label in svmlight_lines(path):
+        used += SVMLIGHT_ROW_BYTES + SVMLIGHT_PAIR_BYTES * idx.size
+        if used > budget_bytes:
+            raise _too_big(path, f"reading more than {len(rows):,} rows", used, budget_bytes)
+        rows.append(idx)
+        values.append(vals)
+        labels.append(label)
+        lines.append(number)
+    if not rows:
+        raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
+    top = max((int(r.max()) + 1 for r in rows if r.size), default=0)
+    if top == 0:
+        raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
+    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines, str(path))
+
+
+def svmlight_lines(path: str | Path) -> Iterator[tuple[int, NDArray, NDArray, float]]:
+    """(line number, indices, values, label) of every sample line of an svmlight file; errors name the line."""
     try:
         handle = open(path, "rb")  # noqa: SIM115
     except OSError as exc:
@@ -432,22 +450,9 @@ def read_svmlight_data(path: str | Path, budget_bytes: float = float("inf")) -> 
         handle.seek(0)
         for number, text in enumerate(_text_lines(handle, path, head), start=1):
             text = text.split("#", 1)[0].strip()
-            if not text:
-                continue
-            idx, vals, label = _parse_svmlight_line(text, number, path)
-            used += SVMLIGHT_ROW_BYTES + SVMLIGHT_PAIR_BYTES * idx.size
-            if used > budget_bytes:
-                raise _too_big(path, f"reading more than {len(rows):,} rows", used, budget_bytes)
-            rows.append(idx)
-            values.append(vals)
-            labels.append(label)
-            lines.append(number)
-    if not rows:
-        raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
-    top = max((int(r.max()) + 1 for r in rows if r.size), default=0)
-    if top == 0:
-        raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
-    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines, str(path))
+            if text:
+                idx, vals, label = _parse_svmlight_line(text, number, path)
+                yield number, idx, vals, label
 
 
 def _text_lines(handle: IO[bytes], path: str | Path, head: bytes) -> Iterator[str]:

@@ -30,13 +30,11 @@ from ..errors import DataError
 from ..resources import cache_dir
 from . import fixedpoint as fx
 from .data import (
-    _KIND_NAMES,
     CRITEO_ACTIVE,
-    REAL_KINDS,
     UNIT_TOLERANCE,
     _check_finite_unit,
-    _load_npy,
     check_labels,
+    load_npy_table,
     shard_sizes,
     svmlight_lines,
     train_test_split,
@@ -180,14 +178,7 @@ class FileData:
 def open_npy(path: str | Path) -> FileData:
     """A dense ``.npy`` array whose last column is the label, memory-mapped and checked in blocks (finite values,
     features in [0, 1], two classes); errors as ``data.read_npy``'s, without reading the array into memory."""
-    arr = _load_npy(path)
-    if arr.dtype.kind not in REAL_KINDS:
-        raise DataError(f"{path}: an array of dtype {arr.dtype} ({_KIND_NAMES.get(arr.dtype.kind, 'not numbers')}); "
-                        "save the features and the label as real numbers (float or int)")
-    if arr.ndim != 2 or arr.shape[1] < 2:
-        raise DataError(f"{path}: expected a 2-D array (rows x (features + label)), got shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise DataError(f"{path}: the array has no rows")
+    arr = load_npy_table(path)
     _check_finite_unit(arr, path)
     ones = np.empty(arr.shape[0], np.int32)
     for lo in range(0, arr.shape[0], BLOCK_ROWS):

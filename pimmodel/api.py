@@ -181,8 +181,8 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
     """Train on emulated PIM hardware (``pimmodel.emulator.emulate``; ``options``: an ``emulator.api.Options``)
     and predict the same configuration with the cost model."""
     # the emulator (and its data generators) load only when an emulation is asked for: the CLI's cold start
-    from .emulator.api import Options
     from .emulator.api import emulate as run
+    from .emulator.config import Options
     from .emulator.record import trace_record
 
     check_type("emulate", "dataset", dataset, (str, Path), "a dataset name or a data file path")

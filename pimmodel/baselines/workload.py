@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import SpecError, unknown
-from ..specs import Workload
+from ..specs import CRITEO, YFCC, Workload
+from ..specs.workload import STUDY_DPUS, STUDY_EPOCHS
 
 MODELS = ("lr", "svm")
 OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm", "sgd")
@@ -21,13 +22,12 @@ OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm", "sgd")
 LAYOUTS = ("dense", "sparse")
 DATASETS = ("yfcc100m-hnfc6", "criteo-1tb")
 
-YFCC_ROWS = 6_815_744
+YFCC_ROWS = YFCC.train_rows(STUDY_DPUS, "weak")  # 3,328 x 2,048 = 6,815,744
 YFCC_FEATURES = 4096
-CRITEO_ROWS = 402_653_184
+CRITEO_ROWS = CRITEO.train_rows(STUDY_DPUS, "weak")  # 196,608 x 2,048 = 402,653,184
 CRITEO_FEATURES = 1_000_000
 CRITEO_NONZEROS = 39
 STUDY_CPU_PROCESSES = 128
-STUDY_EPOCHS = 10
 
 
 @dataclass(frozen=True, slots=True)

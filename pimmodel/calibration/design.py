@@ -18,9 +18,18 @@ from numpy.typing import NDArray
 
 from ..emulator.data import SyntheticDense, shard, synthetic_sparse
 from ..errors import SpecError
-from ..specs import CRITEO, YFCC, DatasetSpec, HyperParams, Workload, study_hyperparams
+from ..specs import (
+    CRITEO,
+    STUDY_OPTIMIZERS,
+    YFCC,
+    DatasetSpec,
+    HyperParams,
+    Workload,
+    optimizer_info,
+    study_hyperparams,
+)
 
-OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
+OPTIMIZERS = STUDY_OPTIMIZERS  # the calibration design fits the study optimizers (the others borrow theirs)
 MODELS = ("lr", "svm")
 LAYOUTS = ("dense", "sparse")
 SPARSE_ACTIVE = 39
@@ -64,7 +73,7 @@ class DesignPoint:
     def hyper(self) -> HyperParams:
         preset = YFCC if self.layout == "dense" else CRITEO
         hp = study_hyperparams(preset, self.model, self.optimizer)
-        if self.optimizer == "ga-sgd":
+        if optimizer_info(self.optimizer).batch == "global":
             return replace(hp, global_batch_size=self.batch_size)
         return replace(hp, batch_size=self.batch_size)
 
@@ -138,7 +147,7 @@ def default_design(seed: int = 0) -> list[DesignPoint]:
     points = []
     for (layout, table), opt, model in itertools.product((("dense", dense), ("sparse", sparse)), OPTIMIZERS, MODELS):
         for k, (n, rows, d, b, density) in enumerate(table):
-            batch = b * n if opt == "ga-sgd" else b
+            batch = b * n if optimizer_info(opt).batch == "global" else b
             points.append(DesignPoint(layout, opt, model, n, rows, d, batch, density, seed + k))
     return points
 
@@ -148,9 +157,9 @@ def tiny_design(seed: int = 0) -> list[DesignPoint]:
     points = []
     for opt, model in itertools.product(OPTIMIZERS, MODELS):
         for k, (n, rows, b, density) in enumerate(((2, 16, 4, 1.0), (4, 16, 8, 0.5))):
-            batch = b * n if opt == "ga-sgd" else b
+            batch = b * n if optimizer_info(opt).batch == "global" else b
             points.append(DesignPoint("dense", opt, model, n, rows, 2048, batch, density, seed + k))
         for k, (n, rows, b, d) in enumerate(((2, 64, 16, 4_000), (2, 64, 32, 8_000))):
-            batch = b * n if opt == "ga-sgd" else b
+            batch = b * n if optimizer_info(opt).batch == "global" else b
             points.append(DesignPoint("sparse", opt, model, n, rows, d, batch, 1.0, seed + k))
     return points

@@ -108,13 +108,14 @@ def compare_command(
             make: Callable[[str, int], Workload] = lambda o, n: O.make_workload(  # noqa: E731
                 ds, model, o, n, tasklets, scaling, epochs, batch_size, global_batch_size)
         else:
-            base = {w.optimizer: (w.hp.global_batch_size if w.optimizer == "ga-sgd" else w.hp.batch_size)
+            base = {w.optimizer: (w.hp.global_batch_size if w.info.batch == "global" else w.hp.batch_size)
                     for w in workloads}
+            is_global = {w.optimizer: w.info.batch == "global" for w in workloads}
             given = O.parse_int_list(sweep, "--sweep") if sweep else None
             values_of = lambda o: given or [max(1, base[o] * 2**k // 4) for k in range(6)]  # noqa: E731
             make = lambda o, v: O.make_workload(  # noqa: E731
-                ds, model, o, dpus, tasklets, scaling, epochs, None if o == "ga-sgd" else v,
-                v if o == "ga-sgd" else None)
+                ds, model, o, dpus, tasklets, scaling, epochs, None if is_global[o] else v,
+                v if is_global[o] else None)
         be = break_even(axis, make, optimizers, values_of, hw, cpu_spec, gpu_spec, calibration)
 
     console = Console(stderr=True)

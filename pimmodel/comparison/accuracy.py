@@ -42,13 +42,11 @@ from typing import Any
 
 from ..errors import SpecError, unknown
 from ..resources import cache_dir
+from ..specs.workload import BASELINE_HINGE_MARGIN, STUDY_CLASS_WEIGHTS
 
 PLATFORMS = ("pim", "cpu", "gpu")
 CACHE_VERSION = 1
-CRITEO_CLASS_WEIGHTS = (0.5, 15.0)
-"""The CPU baseline's weights of negative and positive rows on Criteo (``baseline/smodel.py``, backward_lr/svm)."""
-BASELINE_HINGE_MARGIN = 0.5
-"""``HingeLoss(margin=0.5)`` of the baselines (``baseline/model.py``, ``smodel.py``)."""
+CRITEO_CLASS_WEIGHTS = STUDY_CLASS_WEIGHTS
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,7 @@ def outcomes(hardware: Sequence[str | HardwareSpec] = HARDWARE, workloads: Seque
                     w = Workload(DATASETS[dataset], model, name, dpus, epochs=1)
                     w = w.with_(hyper=replace(w.hp, sync_every=h))
                     epoch = predict(w, hw, calibration.coefficients_for(w), "wall").per_epoch_total_s
-                    graph = GRAPHS.get(hw.link_topology, "") if name == "dpsgd" else ""
+                    graph = GRAPHS.get(hw.link_topology, "") if info.gossips else ""
                     epochs = table.epochs_to(Variant(dataset, model, name, h, graph), goal)
                     out.append(Outcome(hw.name, dataset, model, name, h, True, epoch, epochs, epochs * epoch))
     return out
@@ -132,7 +132,7 @@ def curves_figure(results: Sequence[Outcome], table: Convergence | None = None, 
                 o = top[(hw, dataset, model, name)]
                 if not o.runs:
                     continue
-                graph = GRAPHS.get(load_hardware(hw).link_topology, "") if name == "dpsgd" else ""
+                graph = GRAPHS.get(load_hardware(hw).link_topology, "") if REGISTRY[name].gossips else ""
                 curve = table.curve(Variant(dataset, model, name, o.sync_every, graph))
                 times = [(k + 1) / per * o.epoch_s for k in range(len(curve))]
                 ax.plot(times, curve, style, color=f"C{i}", lw=1.1, label=f"{o.label}, {hw}")

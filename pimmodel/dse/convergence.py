@@ -88,7 +88,7 @@ def variants(datasets: Sequence[str], models: Sequence[str]) -> list[Variant]:
             for name in REGISTRY:
                 if name in takers("sync_every"):
                     out += [Variant(dataset, model, name, h) for h in SYNC_CHOICES]
-                elif name == "dpsgd":
+                elif REGISTRY[name].gossips:
                     out += [Variant(dataset, model, name, 1, g) for g in ("ring", "torus")]
                 else:
                     out.append(Variant(dataset, model, name))
@@ -96,12 +96,13 @@ def variants(datasets: Sequence[str], models: Sequence[str]) -> list[Variant]:
 
 
 def twin(v: Variant) -> Variant:
-    """The variant whose curve ``v`` shares: allreduce-sgd GA-SGD's; H = 1 of local/hier-sgd MA-SGD's (both
-    bit for bit, tested)."""
-    if v.optimizer == "allreduce-sgd":
-        return Variant(v.dataset, v.model, "ga-sgd")
+    """The variant whose curve ``v`` shares: its entry's ``curve_of`` (allreduce-sgd: GA-SGD's); with H = 1, the
+    optimizer whose step it repeats (local/hier-sgd: MA-SGD's); both bit for bit, tested."""
+    info = REGISTRY[v.optimizer]
+    if info.curve_of:
+        return Variant(v.dataset, v.model, info.curve_of)
     if v.optimizer in takers("sync_every") and v.sync_every == 1:
-        return Variant(v.dataset, v.model, "ma-sgd")
+        return Variant(v.dataset, v.model, info.study_name)
     return v
 
 

@@ -27,7 +27,7 @@ stand-in's epochs). An infeasible point's times are finite penalties (the feasib
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -280,27 +280,7 @@ class Evaluator:
 
     def _objective(self, kind: str, case: WorkloadCase, dpus: int, low: int, design: Design,
                    target: float = 0.99) -> np.ndarray:
-        n = len(design.topology)
-        if kind == "cost":
-            return np.ones(n)
-        if kind == "strong_scaling_efficiency":
-            t_low = self._epoch_s((case, low, "strong"), design)
-            return t_low / ((dpus / low) * self._epoch_s((case, dpus, "strong"), design))
-        if kind == "weak_scaling_growth":
-            return self._epoch_s((case, dpus, "weak"), design) / self._epoch_s((case, low, "weak"), design)
-        key = (case, dpus, "weak")
-        if kind in ("speedup_over_cpu", "speedup_over_gpu"):
-            return self.versus_epoch_s[(kind, case)] / self._epoch_s(key, design)
-        if kind == "speedup":
-            return self.baseline_epoch_s[key] / self._epoch_s(key, design)
-        if kind == "energy_per_epoch":
-            raw = self._raw(key, design)
-            host = sum((raw[p] for p in COMM_PHASES), np.zeros(n)) - raw["link"]
-            return (dpus * self._dpu_power_w(design) * total(raw)
-                    + design.values["host_power_w"] * np.maximum(host, 0.0))
-        if kind == "time_to_target":
-            return self._epochs_to_target(key, design, target) * self._epoch_s(key, design)
-        return self._epoch_s(key, design)
+        return SCORES[kind](self, case, dpus, low, design, target)
 
     def _epochs_to_target(self, key: tuple[WorkloadCase, int, str], design: Design, target: float) -> np.ndarray:
         """Per point: the stand-in's epochs until the case's optimizer (with the point's H, and for decentralized
@@ -314,13 +294,13 @@ class Evaluator:
         sync = (design.sync_every if design.sync_every is not None and "sync_every" in info.takes
                 else np.full(n, float(w.sync_every)))
         graph = (np.asarray([GRAPHS.get(str(t), "") for t in design.topology], dtype=object)
-                 if case.optimizer == "dpsgd" else np.full(n, "", dtype=object))
+                 if info.gossips else np.full(n, "", dtype=object))
         out = np.full(n, np.nan)
         picked = design.picks(case)
         penalty = 2.0 * table.stand_in.epochs
         for h, g in {(float(h), str(g)) for h, g in zip(sync[picked], graph[picked], strict=True)}:
             mask = picked & (sync == h) & (graph == g)
-            if case.optimizer == "dpsgd" and not g:
+            if info.gossips and not g:
                 out[mask] = penalty  # no gossip graph: infeasible already (constraint links)
                 continue
             epochs = table.epochs_to(Variant(case.dataset, case.model, case.optimizer, int(h), g), goal)
@@ -382,3 +362,59 @@ def _geomean(columns: Sequence[np.ndarray]) -> np.ndarray:
 
 
 __all__ = ["Design", "Evaluator", "Scores"]
+
+
+# ---------------------------------------------------------------- the objectives' registry
+Score = Callable[["Evaluator", WorkloadCase, int, int, Design, float], np.ndarray]
+"""How one objective scores one workload case for a batch of design points: (evaluator, case, dpus, low dpus,
+design, target) -> one value per point (before the geometric mean over the workloads)."""
+
+
+def _cost(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    return np.ones(len(design.topology))  # the cost column is the design's, not a workload's (``evaluate``)
+
+
+def _strong(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    t_low = ev._epoch_s((case, low, "strong"), design)
+    return t_low / ((dpus / low) * ev._epoch_s((case, dpus, "strong"), design))
+
+
+def _weak(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    return ev._epoch_s((case, dpus, "weak"), design) / ev._epoch_s((case, low, "weak"), design)
+
+
+def _versus(kind: str) -> Score:
+    def score(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+        return ev.versus_epoch_s[(kind, case)] / ev._epoch_s((case, dpus, "weak"), design)
+    return score
+
+
+def _speedup(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    key = (case, dpus, "weak")
+    return ev.baseline_epoch_s[key] / ev._epoch_s(key, design)
+
+
+def _energy(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    raw = ev._raw((case, dpus, "weak"), design)
+    host = sum((raw[p] for p in COMM_PHASES), np.zeros(len(design.topology))) - raw["link"]
+    return dpus * ev._dpu_power_w(design) * total(raw) + design.values["host_power_w"] * np.maximum(host, 0.0)
+
+
+def _to_target(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    key = (case, dpus, "weak")
+    return ev._epochs_to_target(key, design, target) * ev._epoch_s(key, design)
+
+
+def _epoch(ev: Evaluator, case: WorkloadCase, dpus: int, low: int, design: Design, target: float) -> np.ndarray:
+    return ev._epoch_s((case, dpus, "weak"), design)
+
+
+SCORES: dict[str, Score] = {
+    "time_per_epoch": _epoch, "strong_scaling_efficiency": _strong, "weak_scaling_growth": _weak,
+    "speedup": _speedup, "energy_per_epoch": _energy, "cost": _cost,
+    "speedup_over_cpu": _versus("speedup_over_cpu"), "speedup_over_gpu": _versus("speedup_over_gpu"),
+    "time_to_target": _to_target,
+}
+"""THE objectives: kind -> its score (the kinds, directions and units a study file may name are
+``space.OBJECTIVES``/``OBJECTIVE_UNITS``; ``tests/dse`` checks both name the same kinds). Adding one: a score here,
+its direction and unit there."""

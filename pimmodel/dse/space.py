@@ -296,7 +296,7 @@ def _workloads(table: Mapping[str, Any], origin: str, searched: tuple[Any, ...] 
     if searched is not None and "optimizers" in table:
         raise StudyError(f"{origin}: the optimizer is searched (parameters.optimizer); drop [workloads] optimizers")
     optimizers = [str(o) for o in searched] if searched is not None else _as_list(
-        table.get("optimizers", list(STUDY_OPTIMIZERS)), "optimizer", OPTIMIZERS, origin)
+        table.get("optimizers", list(STUDY_OPTIMIZERS)), "optimizer", tuple(OPTIMIZERS), origin)
     return tuple(WorkloadCase(d, m, o) for d in datasets for m in models for o in optimizers)
 
 

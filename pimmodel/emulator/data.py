@@ -12,7 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -421,6 +421,24 @@ def read_svmlight_data(path: str | Path, budget_bytes: float = float("inf")) -> 
     labels: list[float] = []
     lines: list[int] = []
     used = 0.0
+    for number, idx, vals, label in svmlight_lines(path):
+        used += SVMLIGHT_ROW_BYTES + SVMLIGHT_PAIR_BYTES * idx.size
+        if used > budget_bytes:
+            raise _too_big(path, f"reading more than {len(rows):,} rows", used, budget_bytes)
+        rows.append(idx)
+        values.append(vals)
+        labels.append(label)
+        lines.append(number)
+    if not rows:
+        raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
+    top = max((int(r.max()) + 1 for r in rows if r.size), default=0)
+    if top == 0:
+        raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
+    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines, str(path))
+
+
+def svmlight_lines(path: str | Path) -> Iterator[tuple[int, NDArray, NDArray, float]]:
+    """(line number, indices, values, label) of every sample line of an svmlight file; errors name the line."""
     try:
         handle = open(path, "rb")  # noqa: SIM115
     except OSError as exc:
@@ -432,22 +450,9 @@ def read_svmlight_data(path: str | Path, budget_bytes: float = float("inf")) -> 
         handle.seek(0)
         for number, text in enumerate(_text_lines(handle, path, head), start=1):
             text = text.split("#", 1)[0].strip()
-            if not text:
-                continue
-            idx, vals, label = _parse_svmlight_line(text, number, path)
-            used += SVMLIGHT_ROW_BYTES + SVMLIGHT_PAIR_BYTES * idx.size
-            if used > budget_bytes:
-                raise _too_big(path, f"reading more than {len(rows):,} rows", used, budget_bytes)
-            rows.append(idx)
-            values.append(vals)
-            labels.append(label)
-            lines.append(number)
-    if not rows:
-        raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
-    top = max((int(r.max()) + 1 for r in rows if r.size), default=0)
-    if top == 0:
-        raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
-    return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines, str(path))
+            if text:
+                idx, vals, label = _parse_svmlight_line(text, number, path)
+                yield number, idx, vals, label
 
 
 def _text_lines(handle: IO[bytes], path: str | Path, head: bytes) -> Iterator[str]:
@@ -506,10 +511,9 @@ def ell_from_rows(rows: list[NDArray], slots: int = CRITEO_ACTIVE) -> NDArray[np
     return out
 
 
-def read_npy(path: str | Path, budget_bytes: float = float("inf")) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
-    """A dense ``.npy`` array of real numbers whose last column is the label; features must lie in [0, 1].
-    Anything else (a ``.npz`` archive, a pickle, strings, objects, complex numbers, a 1-D array, NaN or inf, more
-    rows than memory holds) is a one-line error that says what to give instead."""
+def load_npy_table(path: str | Path) -> NDArray[Any]:
+    """A ``.npy`` file as a 2-D array of real numbers (rows x (features + label)), memory-mapped where it can be;
+    a one-line error otherwise."""
     arr = _load_npy(path)
     if arr.dtype.kind not in REAL_KINDS:
         raise DataError(f"{path}: an array of dtype {arr.dtype} ({_KIND_NAMES.get(arr.dtype.kind, 'not numbers')}); "
@@ -518,6 +522,14 @@ def read_npy(path: str | Path, budget_bytes: float = float("inf")) -> tuple[NDAr
         raise DataError(f"{path}: expected a 2-D array (rows x (features + label)), got shape {arr.shape}")
     if arr.shape[0] == 0:
         raise DataError(f"{path}: the array has no rows")
+    return arr
+
+
+def read_npy(path: str | Path, budget_bytes: float = float("inf")) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
+    """A dense ``.npy`` array of real numbers whose last column is the label; features must lie in [0, 1].
+    Anything else (a ``.npz`` archive, a pickle, strings, objects, complex numbers, a 1-D array, NaN or inf, more
+    rows than memory holds) is a one-line error that says what to give instead."""
+    arr = load_npy_table(path)
     need = float(arr.shape[0]) * arr.shape[1] * 8 * DENSE_COPY_FACTOR
     if need > budget_bytes:
         raise _too_big(path, f"a {arr.shape[0]:,} x {arr.shape[1]:,} array", need, budget_bytes)

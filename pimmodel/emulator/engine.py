@@ -60,7 +60,7 @@ def usable_cores() -> int:
 
 def align(cfg: TrainConfig, n: int) -> int:
     """The multiple every group bound must be: a rank for hier-sgd (its rank averages stay in a group), else 1."""
-    return min(n, cfg.dpus_per_rank) if optimizer_info(cfg.optimizer).name == "hier-sgd" else 1
+    return min(n, cfg.dpus_per_rank) if optimizer_info(cfg.optimizer).rank_groups else 1
 
 
 def _engine(o: Options, work: float) -> str:
@@ -228,7 +228,7 @@ def _blocks_needed(shards: Shards, cfg: TrainConfig, workers: int) -> dict[str, 
     need = {"sum": (2 * workers, d + 1, "int64")}
     if cfg.arithmetic != "fixed":
         need["gather"] = (n, d + 1, "float64")
-    if optimizer_info(cfg.optimizer).name == "dpsgd":
+    if optimizer_info(cfg.optimizer).gossips:
         need["rows"] = (n, d, "int64" if cfg.arithmetic == "fixed" else "float64")
     return need
 

@@ -28,20 +28,15 @@ from numpy.typing import NDArray
 
 from ..errors import DataError
 from ..resources import cache_dir
-from ..specs._toml import SNIFF_BYTES, looks_binary
 from . import fixedpoint as fx
 from .data import (
-    _KIND_NAMES,
     CRITEO_ACTIVE,
-    REAL_KINDS,
     UNIT_TOLERANCE,
     _check_finite_unit,
-    _load_npy,
-    _not_text,
-    _parse_svmlight_line,
-    _text_lines,
     check_labels,
+    load_npy_table,
     shard_sizes,
+    svmlight_lines,
     train_test_split,
 )
 
@@ -187,14 +182,7 @@ class FileData:
 def open_npy(path: str | Path) -> FileData:
     """A dense ``.npy`` array whose last column is the label, memory-mapped and checked in blocks (finite values,
     features in [0, 1], two classes); errors as ``data.read_npy``'s, without reading the array into memory."""
-    arr = _load_npy(path)
-    if arr.dtype.kind not in REAL_KINDS:
-        raise DataError(f"{path}: an array of dtype {arr.dtype} ({_KIND_NAMES.get(arr.dtype.kind, 'not numbers')}); "
-                        "save the features and the label as real numbers (float or int)")
-    if arr.ndim != 2 or arr.shape[1] < 2:
-        raise DataError(f"{path}: expected a 2-D array (rows x (features + label)), got shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise DataError(f"{path}: the array has no rows")
+    arr = load_npy_table(path)
     _check_finite_unit(arr, path)
     ones = np.empty(arr.shape[0], np.int32)
     for lo in range(0, arr.shape[0], BLOCK_ROWS):
@@ -208,24 +196,6 @@ def _key(path: Path) -> str:
     st = path.stat()
     text = f"{SPLIT_VERSION}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def _lines(path: Path) -> Iterator[tuple[int, NDArray, NDArray, float]]:
-    """(line number, indices, values, label) of every sample line; errors name the line."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc.strerror}; check the path") from None
-    with handle:
-        head = handle.read(SNIFF_BYTES)
-        if looks_binary(head):
-            raise _not_text(path, head)
-        handle.seek(0)
-        for number, text in enumerate(_text_lines(handle, path, head), start=1):
-            text = text.split("#", 1)[0].strip()
-            if text:
-                idx, vals, label = _parse_svmlight_line(text, number, path)
-                yield number, idx, vals, label
 
 
 def open_svmlight(path: str | Path, max_dense_features: int) -> FileData:
@@ -247,7 +217,7 @@ def _split(path: Path, folder: Path, max_dense_features: int) -> None:
     pass 2: write the rows into a memory-mapped .npy in a temporary folder, renamed into place when complete."""
     labels = array.array("d")
     top, most, first_value, binary, outside = 0, 0, None, True, None
-    for number, idx, vals, label in _lines(path):
+    for number, idx, vals, label in svmlight_lines(path):
         labels.append(label)
         if idx.size:
             top = max(top, int(idx.max()) + 1)
@@ -288,7 +258,7 @@ def _split(path: Path, folder: Path, max_dense_features: int) -> None:
     try:
         x = np.lib.format.open_memmap(tmp / "x.npy", mode="w+", dtype=dtype, shape=(n, columns))
         ones = np.zeros(n, np.int32)
-        for row, (_, idx, vals, _) in enumerate(_lines(path)):
+        for row, (_, idx, vals, _) in enumerate(svmlight_lines(path)):
             if binary:
                 x[row, : idx.size] = idx  # short rows padded with index 0 (w[0] is kept at 0 by the host)
             else:

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
+from ..specs.workload import STUDY_CLASS_WEIGHTS
 from . import fixedpoint as fx
 from .lut import sigmoid, sigmoid_q31
 
@@ -31,8 +32,7 @@ scratch stays below ~200 MB whatever the DPU count; DPUs never share an accumula
 SVM_MARGIN_Q31 = 1 << 16
 """The artifact's CONSTRAINT: 2^-15 in real units (the comments say 0.5)."""
 SVM_MARGIN_INTENDED_Q31 = 1 << 30
-STUDY_CLASS_WEIGHTS = (0.5, 15.0)
-"""The artifact's Criteo kernels: negatives x 0.5 (a shift), positives x 15 (16 s - s)."""
+# STUDY_CLASS_WEIGHTS (specs): the artifact's Criteo kernels weigh negatives x 0.5 (a shift), positives x 15 (16 s - s)
 
 
 @dataclass(frozen=True)

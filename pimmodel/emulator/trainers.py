@@ -78,8 +78,8 @@ class State:
         self.bias: Any = np.int64(0) if self.fixed else 0.0
         self.w_local: NDArray[Any] = np.zeros((self.local, self.d), dtype=dtype)
         self.b_local: NDArray[Any] = np.zeros(self.local, dtype=np.int64 if self.fixed else np.float64)
-        self.u: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
-        self.c: NDArray[Any] | None = np.zeros_like(self.w_local) if cfg.optimizer == "admm" else None
+        self.u: NDArray[Any] | None = np.zeros_like(self.w_local) if optimizer_info(cfg.optimizer).keeps_duals else None
+        self.c: NDArray[Any] | None = np.zeros_like(self.w_local) if optimizer_info(cfg.optimizer).keeps_duals else None
 
     def decoded(self, w: NDArray, bias: Any) -> Weights:
         scale = fx.ONE if self.fixed else 1.0
@@ -169,7 +169,7 @@ def _local_step(st: State, shards: Shards, cfg: TrainConfig, lo: int, b: int, w:
     x, y = shards.rows(lo, lo + b)
     valid = shards.valid(lo, lo + b)
     rows = np.full(st.local, float(x.shape[1])) if valid is None else valid.sum(axis=1).astype(np.float64)
-    admm = cfg.optimizer == "admm"
+    admm = optimizer_info(cfg.optimizer).keeps_duals
     if st.dense:
         fn: Any = kn.dense_batch_fixed if st.fixed else kn.dense_batch_float
         acc, bacc, stats = fn(w, bias, x, y, kc, valid)

@@ -35,7 +35,7 @@ def footprint(w: Workload) -> Footprint:
     d = ds.features
     model = d * 4 + (8 if ds.bias_separate else 0)
     accumulators = d * (4 if ds.layout == "dense" else 8)
-    admm_c = d * 4 if w.optimizer == "admm" else 0
+    admm_c = d * 4 if w.info.keeps_duals else 0
     lut = LUT_BYTES if w.model == "lr" else 0
     # link exchanges (received models, partial sums) reuse the accumulators once a step's update is done
     exchange = max(0, d * w.info.exchange_bytes_per_weight - accumulators)
@@ -44,11 +44,11 @@ def footprint(w: Workload) -> Footprint:
     if ds.layout == "dense":
         d_t = -(-d // w.tasklets)
         block = min(K.dense_block_bytes, d_t * 4)
-        per_tasklet = d_t * ds.bytes_per_value + (3 if w.optimizer == "admm" else 2) * block + 16
+        per_tasklet = d_t * ds.bytes_per_value + (3 if w.info.keeps_duals else 2) * block + 16
     else:
         q = -(-ds.nonzeros_per_row // w.tasklets)
         per_tasklet = 8 * -(-q * 4 // 8) + 8 + K.dense_block_bytes + K.sparse_dense_block_bytes + 8
-        per_tasklet += K.dense_block_bytes if w.optimizer == "admm" else 0
+        per_tasklet += K.dense_block_bytes if w.info.keeps_duals else 0
     wram = w.tasklets * (per_tasklet + STACK_BYTES_PER_TASKLET) + SHARED_WRAM_BYTES
     return Footprint(fixed, per_row, fixed + per_row * w.rows_per_dpu, wram)
 
@@ -74,20 +74,21 @@ def check(w: Workload, hw: HardwareSpec) -> Footprint:
 def check_exchange(w: Workload, hw: HardwareSpec) -> None:
     """The exchange kernels divide with shifts: hier-sgd's in-rank average over links needs equal power-of-two
     groups; allreduce-sgd's update on every DPU divides the gradient sum by a power-of-two global batch."""
-    if w.optimizer == "hier-sgd" and hw.link_topology != "none":
+    if w.info.rank_groups and hw.link_topology != "none":
         group = min(w.dpus, hw.dpus_per_rank)
         if group & (group - 1) or w.dpus % group:
-            raise SpecError(f"hier-sgd averages each rank's models over links with a shift, so the {w.dpus:,} DPUs "
-                            f"must form equal power-of-two groups of min(DPUs, {hw.dpus_per_rank} per rank); use "
-                            f"a power-of-two --dpus below {hw.dpus_per_rank} or a multiple of {hw.dpus_per_rank}")
-    if w.optimizer == "dpsgd" and w.dpus < 2:
-        raise SpecError("dpsgd averages each DPU's model with its neighbours' over links: one DPU has none to "
-                        "gossip with; use --dpus 2 or more (or ma-sgd for one DPU)")
-    if w.optimizer == "allreduce-sgd":
+            per = hw.dpus_per_rank
+            raise SpecError(f"{w.optimizer} averages each rank's models over links with a shift, so the "
+                            f"{w.dpus:,} DPUs must form equal power-of-two groups of min(DPUs, {per} per "
+                            f"rank); use a power-of-two --dpus below {per} or a multiple of {per}")
+    if w.info.gossips and w.dpus < 2:
+        raise SpecError(f"{w.optimizer} averages each DPU's model with its neighbours' over links: one DPU has none "
+                        "to gossip with; use --dpus 2 or more (or ma-sgd for one DPU)")
+    if w.info.shift_divides_global_batch:
         big_b = w.hp.global_batch_size
         if big_b & (big_b - 1):
             lower = 1 << (big_b.bit_length() - 1)
-            raise SpecError(f"allreduce-sgd divides the gradient sum by the global batch {big_b:,} with a shift on "
+            raise SpecError(f"{w.optimizer} divides the gradient sum by the global batch {big_b:,} with a shift on "
                             f"every DPU; use a power-of-two --global-batch-size (e.g. {lower:,}) and --dpus")
 
 

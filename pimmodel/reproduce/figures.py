@@ -104,7 +104,7 @@ def study_file(spec: FigureSpec) -> str:
 # ---------------------------------------------------------------- runs (time per epoch x curve)
 def _batch_of(w: Workload) -> int:
     """The batch as the study labels it: per DPU for MA-SGD and ADMM, global for GA-SGD."""
-    return w.hp.global_batch_size if w.optimizer == "ga-sgd" else w.hp.batch_size
+    return w.hp.global_batch_size if w.info.batch == "global" else w.hp.batch_size
 
 
 def _baseline_model(p: BaselinePrediction) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from typing import Any
 from ..errors import PimModelError, StudyError, suggest
 from ..phases import VIEWS
 from ..resources import data_dir
-from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, Workload
+from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, Workload, optimizer_info
 from ..specs._toml import read_toml
 from ..specs.workload import resolve_hyperparams
 
@@ -121,11 +121,12 @@ class FigureSpec:
         """The PIM workload of one point: the figure's batches, or ``batch`` (a sweep's value: per DPU for
         MA-SGD and ADMM, global for GA-SGD) for the optimizer it applies to."""
         b, big_b = self.batch_size, self.global_batch_size
+        is_global = optimizer_info(optimizer).batch == "global"
         if batch is not None:
-            b, big_b = (b, batch) if optimizer == "ga-sgd" else (batch, big_b)
+            b, big_b = (b, batch) if is_global else (batch, big_b)
         ds = DATASETS[self.dataset]
         hyper, notes = resolve_hyperparams(ds, model, optimizer, dpus, self.scaling, batch_size=b,
-                                           global_batch_size=big_b if optimizer == "ga-sgd" else None,
+                                           global_batch_size=big_b if is_global else None,
                                            epochs=self.epochs)
         return Workload(ds, model, optimizer, dpus, scaling=self.scaling, epochs=self.epochs, hyper=hyper,
                         notes=notes)
@@ -245,7 +246,7 @@ def _sweeps(raw: Any, origin: str) -> tuple[Sweep, ...]:
         where = f"{origin} [[sweep]] {k}"
         _check_keys(item, _SWEEP_KEYS, where)
         model = _choice(item, "model", MODELS, where)
-        optimizer = _choice(item, "optimizer", OPTIMIZERS, where)
+        optimizer = _choice(item, "optimizer", tuple(OPTIMIZERS), where)
         out.append(Sweep(model, optimizer, _counts(item.get("batch_sizes"), "batch_sizes", where)))
     return tuple(out)
 
@@ -279,7 +280,7 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> FigureSpec:
         if sweeps:
             raise StudyError(f"{origin}: [[sweep]] belongs to batch-sweep figures, not {kind}")
         models = _names(work.get("models"), "models", MODELS, where)
-        optimizers = _names(work.get("optimizers"), "optimizers", OPTIMIZERS, where)
+        optimizers = _names(work.get("optimizers"), "optimizers", tuple(OPTIMIZERS), where)
     platforms = _names(work.get("platforms", ["pim"]), "platforms", PLATFORMS, where)
     batch = work.get("batch_size")
     big_batch = work.get("global_batch_size")

@@ -9,7 +9,16 @@ from pathlib import Path
 from ..errors import SpecError, check_type, unknown
 from ..resources import data_dir
 from .hardware import FIELDS, TOPOLOGIES, HardwareSpec, load_file, to_toml
-from .optimizers import OPTIMIZERS, REGISTRY, STUDY_OPTIMIZERS, OptimizerInfo, optimizer_info, require_links
+from .optimizers import (
+    OPTIMIZERS,
+    REGISTRY,
+    STUDY_OPTIMIZERS,
+    OptimizerInfo,
+    optimizer_info,
+    register,
+    require_links,
+    unregister,
+)
 from .workload import (
     CRITEO,
     DATASETS,
@@ -58,7 +67,7 @@ def load_hardware(name_or_path: str = DEFAULT_HARDWARE) -> HardwareSpec:
 
 __all__ = [
     "CRITEO", "DATASETS", "DEFAULT_HARDWARE", "FIELDS", "KERNEL_VARIANTS", "MODELS", "OPTIMIZERS", "SCALINGS",
-    "REGISTRY", "STUDY_OPTIMIZERS", "TOPOLOGIES", "YFCC",
+    "REGISTRY", "STUDY_OPTIMIZERS", "TOPOLOGIES", "YFCC", "register", "unregister",
     "DatasetSpec", "HardwareSpec", "HyperParams", "OptimizerInfo", "Workload", "hardware_dir", "hardware_names",
     "load_dataset", "load_hardware", "optimizer_info", "require_links", "resolve_hyperparams", "study_hyperparams",
     "to_toml",

@@ -18,8 +18,9 @@ contract's signatures, and the reconciliation tests (model counts = emulator cou
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 from ..errors import SpecError
 
@@ -71,18 +72,31 @@ class OptimizerInfo:
     exchange_bytes_per_weight: int = 0
     """MRAM per model weight its link exchanges need (received models, partial sums); the gradient accumulators'
     space is reused once the step's update is done (``kernels.capacity``)."""
+    keeps_duals: bool = False
+    """True: every DPU keeps dual and consensus vectors beside its model (ADMM): the emulator allocates them, the
+    capacity check counts their MRAM and the study's dense kernel one more WRAM block per tasklet."""
+    gossips: bool = False
+    """True: every DPU mixes its model with its gossip neighbours' (the graph of the link topology): the emulator
+    exchanges rows, the DSE and the convergence table key its curves by the gossip graph."""
+    rank_groups: bool = False
+    """True: it averages the models of each rank (a group of ``dpus_per_rank`` DPUs): the emulator's worker
+    groups are whole ranks, and over links the groups must be equal powers of two (the averaging shifts)."""
+    shift_divides_global_batch: bool = False
+    """True: every DPU divides the gradient sum by the global batch with a shift (a power-of-two batch needed)."""
+    curve_of: str = ""
+    """An optimizer whose training it repeats bit for bit (its convergence curve is that one's); "" for none."""
 
     def __post_init__(self) -> None:
         if self.links not in LINK_NEEDS:
             raise ValueError(f"{self.name}: links must be one of {tuple(LINK_NEEDS)}")
         if self.sync not in SYNC_KINDS:
             raise ValueError(f"{self.name}: sync must be one of {SYNC_KINDS}")
-        if not self.equations.startswith("pimmodel.costmodel.") or ":" not in self.trainer \
-                or not self.trainer.startswith("pimmodel.emulator."):
-            raise ValueError(f"{self.name}: equations must be a pimmodel.costmodel module and trainer a "
-                             "pimmodel.emulator module:function")
+        if not self.equations or ":" in self.equations or ":" not in self.trainer:
+            raise ValueError(f"{self.name}: equations must be a module path and trainer a module:function path")
         if self.links == "global" and not self.emulated_links:
             raise ValueError(f"{self.name}: an optimizer that needs links handles them itself (emulated_links)")
+        if self.gossips and self.links != "global":
+            raise ValueError(f"{self.name}: an optimizer that gossips needs links reaching every DPU")
         if self.default_sync_every < 1 or ("sync_every" not in self.takes and self.default_sync_every != 1):
             raise ValueError(f"{self.name}: default_sync_every must be 1 unless the optimizer takes sync_every")
 
@@ -107,7 +121,7 @@ REGISTRY: dict[str, OptimizerInfo] = {info.name: info for info in (
     OptimizerInfo(
         "admm", "ADMM", "consensus ADMM, one host round per epoch (the study)",
         "pimmodel.costmodel.admm", "pimmodel.emulator.trainers:admm_epoch", sync="epoch",
-        takes=("admm_alpha_shift", "task_epochs"), study=True, state_vectors=3),
+        takes=("admm_alpha_shift", "task_epochs"), study=True, state_vectors=3, keeps_duals=True),
     OptimizerInfo(
         "local-sgd", "Local SGD", "H local steps per launch, then the host averages the models (H = 1 is MA-SGD)",
         "pimmodel.costmodel.local_sgd", "pimmodel.emulator.decentral:local_sgd_epoch", sync="every-h",
@@ -116,20 +130,76 @@ REGISTRY: dict[str, OptimizerInfo] = {info.name: info for info in (
         "hier-sgd", "Hierarchical SGD", "the models of each rank averaged after every step (over in-rank links "
         "where the hardware has them, else by the host per rank), all models every H steps through the host",
         "pimmodel.costmodel.hier_sgd", "pimmodel.emulator.decentral:hier_sgd_epoch", takes=("sync_every",),
-        default_sync_every=8, study_like="ma-sgd", emulated_links=True, exchange_bytes_per_weight=4),
+        default_sync_every=8, study_like="ma-sgd", emulated_links=True, exchange_bytes_per_weight=4,
+        rank_groups=True),
     OptimizerInfo(
         "dpsgd", "D-PSGD", "decentralized SGD: after every local step each DPU mixes its model with its gossip "
         "neighbours' over direct links (ring, or a 2-D torus); no host averaging",
         "pimmodel.costmodel.dpsgd", "pimmodel.emulator.decentral:dpsgd_epoch", links="global",
-        study_like="ma-sgd", emulated_links=True, exchange_bytes_per_weight=16),
+        study_like="ma-sgd", emulated_links=True, exchange_bytes_per_weight=16, gossips=True),
     OptimizerInfo(
         "allreduce-sgd", "All-reduce SGD", "GA-SGD with the gradient sum all-reduced over direct DPU links and "
         "the update done on every DPU; no host in the loop",
         "pimmodel.costmodel.allreduce_sgd", "pimmodel.emulator.decentral:allreduce_sgd_epoch", links="global",
-        batch="global", study_like="ga-sgd", emulated_links=True, exchange_bytes_per_weight=8),
+        batch="global", study_like="ga-sgd", emulated_links=True, exchange_bytes_per_weight=8,
+        shift_divides_global_batch=True, curve_of="ga-sgd"),
 )}
-OPTIMIZERS: tuple[str, ...] = tuple(REGISTRY)
+
+
+class _Names(Sequence[str]):
+    """The registry's names in registration order, read live (an optimizer registered later is in it)."""
+
+    def __init__(self, keep: Callable[[OptimizerInfo], bool] = lambda info: True) -> None:
+        self._keep = keep
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(n for n, i in REGISTRY.items() if self._keep(i))
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __eq__(self, other: object) -> bool:
+        return self._names() == (tuple(other) if isinstance(other, Sequence) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._names())
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+BUILT_IN: frozenset[str] = frozenset(REGISTRY)
+OPTIMIZERS: Sequence[str] = _Names()
+"""Every optimizer's name (live: ``register`` adds to it)."""
 STUDY_OPTIMIZERS: tuple[str, ...] = tuple(n for n, i in REGISTRY.items() if i.study)
+
+
+def register(info: OptimizerInfo) -> OptimizerInfo:
+    """Add a plug-in optimizer (its equation module and trainer are loaded by their paths when first used); a
+    name already taken is refused. Returns ``info``."""
+    if info.name in REGISTRY:
+        raise ValueError(f"optimizer {info.name!r} is already registered")
+    if info.study_name not in STUDY_OPTIMIZERS:
+        raise ValueError(f"{info.name}: study_like must be one of {STUDY_OPTIMIZERS}")
+    REGISTRY[info.name] = info
+    return info
+
+
+def unregister(name: str) -> None:
+    """Remove a plug-in optimizer added by ``register`` (the study's own entries stay)."""
+    if name in BUILT_IN:
+        raise ValueError(f"optimizer {name!r} is built in")
+    del REGISTRY[name]
 
 
 def optimizer_info(name: str) -> OptimizerInfo:

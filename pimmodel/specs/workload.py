@@ -177,7 +177,20 @@ def _pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
-STUDY_LOCAL_STEPS = {"dense": 10 * 3328 // 8, "sparse": 10 * 196_608 // 2048}
+# ---------------------------------------------------------------- the study's dataset facts and training conventions
+STUDY_DPUS = 2048
+"""The study's full system for its weak-scaling runs: its training rows are ``rows_per_dpu_weak`` x 2,048."""
+STUDY_EPOCHS = 10
+"""Epochs of every study run (PIM, CPU, GPU)."""
+STUDY_CLASS_WEIGHTS = (0.5, 15.0)
+"""Weights of negative and positive rows on Criteo, in the study's Criteo kernels and its CPU baseline
+(``baseline/smodel.py``, backward_lr/svm)."""
+BASELINE_HINGE_MARGIN = 0.5
+"""The CPU/GPU baselines' ``HingeLoss(margin=0.5)`` (``baseline/model.py``, ``smodel.py``), not the PIM kernels'
+2^-15 (study note §6.4 item 3)."""
+
+STUDY_LOCAL_STEPS = {"dense": STUDY_EPOCHS * YFCC.rows_per_dpu_weak // 8,
+                     "sparse": STUDY_EPOCHS * CRITEO.rows_per_dpu_weak // 2048}
 """Local steps per DPU in the study's 10 epochs (weak scaling, its local batch), which its learning rates were
 tuned for: YFCC 4,160, Criteo 960."""
 

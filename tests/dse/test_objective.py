@@ -110,3 +110,11 @@ def test_objective_kinds_and_geometric_mean() -> None:
     host = [sum(x.per_epoch_s[k] for k in ("host_to_pim", "pim_to_host", "host_aggregate")) for x in p]
     e = [2048 * hw.power_per_dpu_w * x.per_epoch_total_s + hw.host_power_w * h for x, h in zip(p, host, strict=True)]
     assert energy[0] == pytest.approx(float(np.sqrt(e[0] * e[1])), rel=1e-9)
+
+
+def test_every_objective_kind_has_a_score() -> None:
+    """The objectives' registry (``objective.SCORES``) and the kinds a study file may name are the same set."""
+    from pimmodel.dse.objective import SCORES
+    from pimmodel.dse.space import OBJECTIVE_UNITS, OBJECTIVES
+
+    assert set(SCORES) == set(OBJECTIVES) == set(OBJECTIVE_UNITS)

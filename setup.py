@@ -43,13 +43,13 @@ class BuildWithCommit(build_py):
                           encoding="utf-8")
 
     def _generate_models(self) -> None:
-        """Ship the generated model source of every configuration (``pimmodel/data/compiled/<source hash>/``), made
+        """Ship the generated model source of every configuration (``pimmodel/_compiled/<source hash>/``), made
         by the copied package itself so its hash is the installed files' hash; a failure only costs the user a
         local compile, so it warns."""
         if self.dry_run:
             return
         lib = Path(self.build_lib).resolve()
-        target = lib / "pimmodel" / "data" / "compiled"
+        target = lib / "pimmodel" / "_compiled"
         try:
             subprocess.run([sys.executable, "-c", _WRITE_ALL, str(target)], cwd=lib, check=True,
                            timeout=1800, env={**os.environ, "PYTHONPATH": str(lib)})

@@ -49,8 +49,22 @@ def predict(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view:
     the two views (``"wall"``: kernel wall time; ``"breakdown"``: the study's instrumented accounting).
     ``check_capacity``: refuse a workload that does not fit the DPUs' MRAM/WRAM (``CapacityError``)."""
     cal = load_calibration(calibration)
-    return _predict(workload, hardware_of(hardware), cal.coefficients_for(workload), view, cal.label,
+    return _predict(workload, hardware_of(hardware), _coefficients(cal, workload), view, cal.label,
                     check_capacity)
+
+
+_COEFFICIENTS: dict[tuple[int, Workload], tuple[CalibrationResult, dict[str, float]]] = {}
+
+
+def _coefficients(cal: CalibrationResult, workload: Workload) -> dict[str, float]:
+    """``cal.coefficients_for(workload)`` once per (calibration, workload): one design point asked again (a loop
+    over hardware, a sweep) resolves its calibration once."""
+    entry = _COEFFICIENTS.get((id(cal), workload))
+    if entry is None or entry[0] is not cal:
+        if len(_COEFFICIENTS) > 1024:
+            _COEFFICIENTS.clear()
+        entry = _COEFFICIENTS[(id(cal), workload)] = (cal, cal.coefficients_for(workload))
+    return dict(entry[1])
 
 
 def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view: str = "wall",

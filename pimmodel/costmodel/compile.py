@@ -4,7 +4,7 @@
 every model input (hardware fields, workload symbols, coefficients): ``vector`` (numpy, arrays broadcast: a
 scaling curve or a whole batch of design points is one call) and ``scalar`` (floats, one design point). The
 source is keyed by a hash of the model's own source files and looked up, in order, in the sources a wheel ships
-(``pimmodel/data/compiled/<hash>/``, written by ``setup.py`` through ``write_all``), in ``$PIMMODEL_CACHE_DIR`` (default
+(``pimmodel/_compiled/<hash>/``, written by ``setup.py`` through ``write_all``), in ``$PIMMODEL_CACHE_DIR`` (default
 ``~/.cache/pimmodel``), and only then generated (sympy loads only then): an installed model never compiles, and a
 checkout compiles what its edits changed.
 """
@@ -24,15 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from ..resources import DATA_DIR, cache_dir
+from ..resources import cache_dir
 
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
                   "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py",
                   "specs/workload.py", "specs/__init__.py")
 """Every source file whose change can change the generated source (globs relative to the package)."""
 
-SHIPPED = DATA_DIR / "compiled"
-"""Where a wheel ships the generated sources of every configuration (``<source hash>/<configuration>.py``)."""
+SHIPPED = Path(__file__).resolve().parents[1] / "_compiled"
+"""Where a wheel ships the generated sources of every configuration (``<source hash>/<configuration>.model``, Python source that tools leave alone)."""
 
 @dataclass(frozen=True)
 class CompiledModel:
@@ -102,7 +102,7 @@ def _load(source: str) -> tuple[Callable[..., list[Any]], Callable[..., list[Any
 
 
 def _file(folder: Path, key: tuple[str, str, str, str, str]) -> Path:
-    return folder / f"{'-'.join(key)}.py"
+    return folder / f"{'-'.join(key)}.model"
 
 
 def write_source(folder: Path, key: tuple[str, str, str, str, str], inputs: tuple[str, ...],

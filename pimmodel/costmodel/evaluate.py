@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -44,14 +45,38 @@ def workload_inputs(w: Workload) -> dict[str, float]:
             "torus_rows": torus_shape(w.dpus)[0]}
 
 
+def evaluate_point(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float]) -> dict[str, float]:
+    """``evaluate`` at one design point (a spec, no arrays): the scalar ``math`` function, no broadcasting."""
+    missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
+    if missing:
+        raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "
+                        "(pimmodel.calibration.load_calibration(...).coefficients_for(workload))")
+    model = compiled(w.optimizer, w.model, w.dataset.layout, hw.link_topology, w.kernels)
+    args = _point_args(model.inputs, w, hw, tuple(sorted((k, float(v)) for k, v in coefficients.items())))
+    return dict(zip(model.outputs, map(float, model.scalar_function(*args)), strict=True))
+
+
+@lru_cache(maxsize=256)
+def _point_args(inputs: tuple[str, ...], w: Workload, hw: HardwareSpec, coefficients: tuple[tuple[str, float], ...]
+                ) -> tuple[float, ...]:
+    """The scalar function's arguments, resolved once per (workload, hardware, coefficients)."""
+    values = {**hw.numeric(), **dict(coefficients), **workload_inputs(w)}
+    try:
+        return tuple(float(values[name]) for name in inputs)
+    except KeyError as exc:
+        raise KeyError(f"cost model input {exc.args[0]!r} is missing") from None
+
+
 def evaluate(w: Workload, hw: HardwareSpec | HardwareInputs, coefficients: Mapping[str, Any],
-             workload: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+             workload: Mapping[str, Any] | None = None, outputs: tuple[str, ...] | None = None
+             ) -> dict[str, np.ndarray]:
     """Raw per-epoch outputs of ``w`` on ``hw`` (averaging over ``hw``'s link topology). ``workload`` overrides
-    workload inputs by name (arrays evaluate many deployments of the same configuration at once)."""
+    workload inputs by name (arrays evaluate many deployments of the same configuration at once); ``outputs``:
+    only these (default every one)."""
     inputs = hw if isinstance(hw, HardwareInputs) else HardwareInputs.of(hw)
     missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
     if missing:
         raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "
                         "(pimmodel.calibration.load_calibration(...).coefficients_for(workload))")
     model = compiled(w.optimizer, w.model, w.dataset.layout, inputs.topology, w.kernels)
-    return model({**inputs.values, **coefficients, **workload_inputs(w), **(workload or {})})
+    return model({**inputs.values, **coefficients, **workload_inputs(w), **(workload or {})}, outputs)

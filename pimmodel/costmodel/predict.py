@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
-
-import numpy as np
 
 from ..kernels.capacity import check
 from ..phases import BYTE_KEYS, PHASES, bottleneck, check_view, in_view
 from ..report.records import dataframe
 from ..specs import HardwareSpec, Workload
 from ..version import environment
-from .evaluate import evaluate
+from .evaluate import evaluate_point
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +78,18 @@ def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], vi
     ``calibration`` names where they came from in the record."""
     check_view(view)
     if check_capacity:
-        check(w, hw)
-    raw = evaluate(w, hw, coefficients)
+        _checked(w, hw)
+    raw = evaluate_point(w, hw, coefficients)
     phases = in_view(raw, view)
     return Prediction(
         hardware=hw.name, workload=w, view=view,
         per_epoch_s={p: float(v) for p, v in phases.items()},
         per_epoch_bytes={k: float(raw[f"bytes_{k}"]) for k in BYTE_KEYS},
-        rounds_per_epoch=int(round(float(np.asarray(raw["rounds"])))), calibration=calibration,
+        rounds_per_epoch=int(round(raw["rounds"])), calibration=calibration,
     )
+
+
+@lru_cache(maxsize=256)
+def _checked(w: Workload, hw: HardwareSpec) -> None:
+    """``capacity.check`` once per (workload, hardware): a refusal raises every time (it is never cached)."""
+    check(w, hw)

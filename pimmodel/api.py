@@ -64,7 +64,7 @@ def _coefficients(cal: CalibrationResult, workload: Workload) -> dict[str, float
         if len(_COEFFICIENTS) > 1024:
             _COEFFICIENTS.clear()
         entry = _COEFFICIENTS[(id(cal), workload)] = (cal, cal.coefficients_for(workload))
-    return dict(entry[1])
+    return entry[1]  # shared, read only: the scalar path recognises it (costmodel.evaluate._POINTS)
 
 
 def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view: str = "wall",

@@ -32,7 +32,8 @@ _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py
 """Every source file whose change can change the generated source (globs relative to the package)."""
 
 SHIPPED = Path(__file__).resolve().parents[1] / "_compiled"
-"""Where a wheel ships the generated sources of every configuration (``<source hash>/<configuration>.model``, Python source that tools leave alone)."""
+"""Where a wheel ships the generated sources of every configuration (``<source hash>/<configuration>.model``:
+Python source under a suffix that linters and type checkers leave alone)."""
 
 @dataclass(frozen=True)
 class CompiledModel:

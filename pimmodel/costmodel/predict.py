@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from ..kernels.capacity import check
@@ -77,8 +76,12 @@ def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], vi
     """Predict one workload on one hardware spec (capacity-checked) with the given coefficients;
     ``calibration`` names where they came from in the record."""
     check_view(view)
-    if check_capacity:
-        _checked(w, hw)
+    seen = _CHECKED.get((id(w), id(hw)))
+    if check_capacity and (seen is None or seen[0] is not w or seen[1] is not hw):
+        check(w, hw)  # a refusal raises every time: only a passed check is remembered
+        if len(_CHECKED) > 256:
+            _CHECKED.clear()
+        _CHECKED[(id(w), id(hw))] = (w, hw)
     raw = evaluate_point(w, hw, coefficients)
     phases = in_view(raw, view)
     return Prediction(
@@ -89,7 +92,7 @@ def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], vi
     )
 
 
-@lru_cache(maxsize=256)
-def _checked(w: Workload, hw: HardwareSpec) -> None:
-    """``capacity.check`` once per (workload, hardware): a refusal raises every time (it is never cached)."""
-    check(w, hw)
+
+_CHECKED: dict[tuple[int, int], tuple[Workload, HardwareSpec]] = {}
+"""(workload, hardware) pairs that passed ``capacity.check``, by identity (the objects are kept, so an id is not
+reused while its entry holds it)."""

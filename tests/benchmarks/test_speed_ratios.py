@@ -154,4 +154,4 @@ def _timed_any(cmd: list[str], env: dict[str, str]) -> float:
 
 
 def test_shipped_folder_is_where_the_package_looks() -> None:
-    assert comp.SHIPPED == Path(comp.__file__).resolve().parents[1] / "_compiled"
+    assert Path(comp.__file__).resolve().parents[1] / "_compiled" == comp.SHIPPED

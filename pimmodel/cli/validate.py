@@ -104,8 +104,10 @@ def _print(record: dict, failures_only: bool) -> None:
                     f" ({summary['evidence_passed']} of {summary['evidence_cases']} counted as evidence)")
         targets = f"; targets met {summary['targets_met']} of {summary['targets']}" if summary["targets"] else ""
         shown = next((alias for alias, name in GROUP_ALIASES.items() if name == group), group)
-        console.print(Text(f"{shown}: {summary['passed']} of {summary['cases']} cases pass{evidence}{targets}"),
-                      width=width)
+        verdicts = (f" (the model agrees with the study in {summary['agrees']}, disagrees in "
+                    f"{summary['disagrees']})" if "disagrees" in summary else "")
+        console.print(Text(f"{shown}: {summary['passed']} of {summary['cases']} cases pass{evidence}{targets}"
+                           f"{verdicts}"), width=width)
     console.print(Text(f"{len(record['cases'])} cases, {failed} failed" + ("" if failed else " - all pass")))
 
 
@@ -204,8 +206,18 @@ def _group_table(title: str, cases: list[dict], width: int) -> Any:
         previous = c["name"]
         bound = {"within": "±", "below": "<", "above": ">"}[c["kind"]]
         table.add_row(Text(label), f"{c['reference']:.3g}", f"{c['predicted']:.3g}", _signed(c["rel_error"]),
-                      f"{bound}{c['tolerance']:.0%}", Text("ok", "green") if c["ok"] else Text("FAIL", "red"))
+                      f"{bound}{c['tolerance']:.0%}", _status(c))
     return table
+
+
+def _status(case: dict) -> Any:
+    """ok / FAIL; a finding case says whether the model agrees with the study or disagrees."""
+    # lazy imports keep the CLI's cold start fast
+    from rich.text import Text
+
+    if "verdict" in case:
+        return Text("agrees", "green") if case["ok"] else Text("disagrees", "red")
+    return Text("ok", "green") if case["ok"] else Text("FAIL", "red")
 
 
 def _signed(error: float) -> str:

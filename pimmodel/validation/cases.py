@@ -10,7 +10,8 @@ The groups, in the order a run reports them (``GROUPS``), and what each is evide
 - ``emulator``, shown as ``consistency (model vs emulator)``: the equations against the functional emulator, which
   prices the same events with the same primitives. Consistency, NOT evidence about hardware. ``consistency`` is
   accepted as an alias of the group id on the command line.
-- ``finding``: the PIM-Opt study's qualitative findings, as comparisons between model outputs.
+- ``finding``: the PIM-Opt study's qualitative findings, as comparisons between model outputs. A failed finding
+  case is a disagreement of the model with the study (``verdict``: ``disagrees``), counted in the group summary.
 
 A case has an honest, stated tolerance and must pass: ``ok`` of the report (the exit code of ``pimmodel
 validate``) is whether every case passes. An aggregate *target* (a MAPE over many points that the issue sets) is
@@ -131,7 +132,14 @@ class Case:
             record.update(kernel=self.kernel, dpus=self.dpus, size=self.size)
         if self.group == "published":
             record.update(restates_input=bool(self.restates), restates=self.restates)
+        if self.group == "finding":
+            record["verdict"] = self.verdict
         return record
+
+    @property
+    def verdict(self) -> str:
+        """``finding`` cases: whether the model ``agrees`` with the study's finding or ``disagrees`` (failed)."""
+        return "agrees" if self.ok else "disagrees"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +204,8 @@ class ValidationReport:
                       "evidence_passed": sum(c.ok for c in evidence),
                       "targets": len([t for t in self.targets if t.group == g]),
                       "targets_met": sum(t.met for t in self.targets if t.group == g),
+                      **({"agrees": sum(c.ok for c in mine), "disagrees": sum(not c.ok for c in mine)}
+                         if g == "finding" else {}),
                       **self.details.get(g, {})}
         return out
 

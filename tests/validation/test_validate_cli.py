@@ -15,13 +15,18 @@ def _run(*args: str) -> CliResult:
     return cli(*args)
 
 
-def test_validate_json_finding_group_passes() -> None:
+def test_validate_json_finding_group_reports_verdicts() -> None:
+    """A finding the model misses is a failed case with verdict "disagrees", counted in the group summary, and
+    the exit code follows it."""
     res = _run("validate", "--group", "finding", "--json")
-    assert res.returncode == 0, res.stderr
     record = json.loads(res.stdout)
-    assert record["ok"] is True
-    assert record["cases"] and all(set(c) >= KEYS for c in record["cases"])
+    assert record["cases"] and all(set(c) >= KEYS | {"verdict"} for c in record["cases"])
     assert {c["group"] for c in record["cases"]} == {"finding"}
+    assert all(c["verdict"] == ("agrees" if c["ok"] else "disagrees") for c in record["cases"])
+    summary = record["groups"]["finding"]
+    assert summary["disagrees"] == sum(not c["ok"] for c in record["cases"]) == summary["cases"] - summary["agrees"]
+    assert res.returncode == (0 if record["ok"] else 1)
+    assert record["ok"] is (summary["disagrees"] == 0)
 
 
 def test_validate_exit_code_follows_failures(tmp_path: Path) -> None:

@@ -1,11 +1,14 @@
 """setuptools beside pyproject.toml for one thing pyproject cannot say: a wheel records the git commit it was built
 from, and whether the tree had local edits, in ``pimmodel/_build_info.json``, so that an installed pimmodel's
-provenance names its commit (``pimmodel/version.py`` reads it; a checkout asks git itself)."""
+provenance names its commit (``pimmodel/version.py`` reads it; a checkout asks git itself); and a wheel ships the
+generated model sources of every configuration (``pimmodel/costmodel/compile.py``), so no install compiles."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -22,9 +25,14 @@ def _git(*args: str) -> str | None:
         return None
 
 
+_WRITE_ALL = ("import sys, pathlib; from pimmodel.costmodel.compile import write_all; "
+              "write_all(pathlib.Path(sys.argv[1]))")
+
+
 class BuildWithCommit(build_py):
     def run(self) -> None:
         super().run()
+        self._generate_models()
         commit = _git("rev-parse", "HEAD")
         if commit is None or self.dry_run:
             return
@@ -33,6 +41,21 @@ class BuildWithCommit(build_py):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps({"git_commit": commit.strip(), "git_dirty": bool(changes.strip())}) + "\n",
                           encoding="utf-8")
+
+    def _generate_models(self) -> None:
+        """Ship the generated model source of every configuration (``pimmodel/_compiled/<source hash>/``), made
+        by the copied package itself so its hash is the installed files' hash; a failure only costs the user a
+        local compile, so it warns."""
+        if self.dry_run:
+            return
+        lib = Path(self.build_lib).resolve()
+        target = lib / "pimmodel" / "_compiled"
+        try:
+            subprocess.run([sys.executable, "-c", _WRITE_ALL, str(target)], cwd=lib, check=True,
+                           timeout=1800, env={**os.environ, "PYTHONPATH": str(lib)})
+        except (OSError, subprocess.SubprocessError) as exc:
+            print(f"warning: model sources not generated ({exc}); an install compiles them on first use",
+                  file=sys.stderr)
 
 
 setup(cmdclass={"build_py": BuildWithCommit})

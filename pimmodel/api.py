@@ -56,7 +56,7 @@ def predict(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view:
     check_type("predict", "view", view, str, "'wall' or 'breakdown'")
     cal = load_calibration(calibration)
     hw = hardware_of(hardware)
-    p = _predict(workload, hw, cal.coefficients_for(workload), view, cal.label, check_capacity)
+    p = _predict(workload, hw, _coefficients(cal, workload), view, cal.label, check_capacity)
     note = calibration_note(cal, hw)
     return p if note is None else dataclasses.replace(p, extra={**dict(p.extra), "calibration_note": note})
 
@@ -69,6 +69,20 @@ def calibration_note(cal: CalibrationResult, hw: HardwareSpec) -> str | None:
         return None
     return (f"calibration {cal.label} was fitted on {made_for}, used here for {hw.name}; run `pimmodel calibrate "
             f"--hardware {hw.name}` for coefficients of this machine")
+
+
+_COEFFICIENTS: dict[tuple[int, Workload], tuple[CalibrationResult, dict[str, float]]] = {}
+
+
+def _coefficients(cal: CalibrationResult, workload: Workload) -> dict[str, float]:
+    """``cal.coefficients_for(workload)`` once per (calibration, workload): one design point asked again (a loop
+    over hardware, a sweep) resolves its calibration once."""
+    entry = _COEFFICIENTS.get((id(cal), workload))
+    if entry is None or entry[0] is not cal:
+        if len(_COEFFICIENTS) > 1024:
+            _COEFFICIENTS.clear()
+        entry = _COEFFICIENTS[(id(cal), workload)] = (cal, cal.coefficients_for(workload))
+    return entry[1]  # shared, read only: the scalar path recognises it (costmodel.evaluate._POINTS)
 
 
 def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view: str = "wall",

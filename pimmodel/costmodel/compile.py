@@ -1,10 +1,12 @@
-"""Compile the symbolic equations once into vectorized numpy functions, and cache them on disk.
+"""Compile the equations once into vectorized numpy functions (and a scalar ``math`` one), and cache them on disk.
 
-``lambdify(..., cse=True)`` turns each configuration's expressions into one numpy function of every
-model input (hardware fields, workload symbols, coefficients), so a scaling curve or a whole batch of
-design points is one call. Building and lambdifying the expressions costs about a second, so the
-generated source is cached under ``$PIMMODEL_CACHE_DIR`` (default ``~/.cache/pimmodel``), keyed by a
-hash of the model's own source files: a later process loads it without importing sympy.
+``codegen.generate`` writes each configuration's terms as assignments in definition order, in two functions of
+every model input (hardware fields, workload symbols, coefficients): ``vector`` (numpy, arrays broadcast: a
+scaling curve or a whole batch of design points is one call) and ``scalar`` (floats, one design point). The
+source is keyed by a hash of the model's own source files and looked up, in order, in the sources a wheel ships
+(``pimmodel/_compiled/<hash>/``, written by ``setup.py`` through ``write_all``), in ``$PIMMODEL_CACHE_DIR`` (default
+``~/.cache/pimmodel``), and only then generated (sympy loads only then): an installed model never compiles, and a
+checkout compiles what its edits changed.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.metadata
 import logging
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,9 +30,13 @@ from ..resources import cache_dir
 log = logging.getLogger(__name__)
 
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
-                  "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py")
-"""Every source file whose change can change the compiled expressions (globs relative to the package)."""
+                  "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py",
+                  "specs/workload.py", "specs/__init__.py")
+"""Every source file whose change can change the generated source (globs relative to the package)."""
 
+SHIPPED = Path(__file__).resolve().parents[1] / "_compiled"
+"""Where a wheel ships the generated sources of every configuration (``<source hash>/<configuration>.model``:
+Python source under a suffix that linters and type checkers leave alone)."""
 
 @dataclass(frozen=True)
 class CompiledModel:
@@ -41,99 +47,149 @@ class CompiledModel:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     function: Callable[..., list[Any]]
+    """numpy, arrays broadcast"""
+    scalar_function: Callable[..., list[Any]]
+    """floats only (``math`` and builtins): one design point"""
 
-    def __call__(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def __call__(self, values: Mapping[str, Any], outputs: tuple[str, ...] | None = None
+                 ) -> dict[str, np.ndarray]:
+        """Every output (or only ``outputs``) broadcast to the inputs' common shape."""
         try:
             args = [values[name] for name in self.inputs]
         except KeyError as exc:
             raise KeyError(f"cost model input {exc.args[0]!r} is missing") from None
         results = self.function(*args)
-        shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-        return {name: np.broadcast_to(np.asarray(r, dtype=float), shape) for name, r in zip(self.outputs, results,
-                                                                                           strict=True)}
+        shape = np.broadcast_shapes(*(np.shape(a) for a in args if not isinstance(a, (int, float))))
+        wanted = self.outputs if outputs is None else outputs
+        index = self._index()
+        return {name: np.broadcast_to(np.asarray(results[index[name]], dtype=float), shape) for name in wanted}
+
+    def scalar(self, values: Mapping[str, Any]) -> dict[str, float]:
+        """Every output at one design point (every input a number), as floats."""
+        try:
+            args = [float(values[name]) for name in self.inputs]
+        except KeyError as exc:
+            raise KeyError(f"cost model input {exc.args[0]!r} is missing") from None
+        return dict(zip(self.outputs, map(float, self.scalar_function(*args)), strict=True))
+
+    def _index(self) -> dict[str, int]:
+        return _output_index(self.outputs)
+
+
+@functools.cache
+def _output_index(outputs: tuple[str, ...]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(outputs)}
 
 
 @lru_cache(maxsize=1)
-def _source_key() -> str:
+def source_key() -> str:
+    """The hash of the model's source files that keys every generated source."""
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for pattern in _MODEL_SOURCES:
         for path in sorted(root.glob(pattern)):
-            digest.update(path.read_bytes())
-    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-        digest.update(importlib.metadata.version("sympy").encode())
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
     return digest.hexdigest()[:16]
 
 
-def _namespace() -> dict[str, Any]:
-    return {**np.__dict__, "reduce": functools.reduce, "numpy": np}
+_source_key = source_key  # the name an older caller knows
 
 
-def _generate(key: tuple[str, str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    # sympy and the equations load only on a cache miss: a cached model runs without them (the CLI's cold start)
-    import inspect
-
-    import sympy
-
-    from .registry import expressions
-    from .symbols import all_symbols
-
-    exprs = expressions(*key)
-    symbols = all_symbols()
-    outputs = tuple(exprs)
-    function = sympy.lambdify(list(symbols.values()), [exprs[o] for o in outputs], modules="numpy", cse=True,
-                              docstring_limit=0)
-    return tuple(symbols), outputs, inspect.getsource(function)
+def _load(source: str) -> tuple[Callable[..., list[Any]], Callable[..., list[Any]]]:
+    code = compile(source, "<pimmodel-compiled>", "exec")
+    vector: dict[str, Any] = {**np.__dict__, "numpy": np}
+    scalar: dict[str, Any] = {**math.__dict__, "math": math}
+    exec(code, vector)  # noqa: S102 - our own generated code
+    exec(code, scalar)  # noqa: S102 - the same source; its scalar function sees math, not numpy
+    return vector["vector"], scalar["scalar"]
 
 
-def _load(source: str) -> Callable[..., list[Any]]:
-    namespace = _namespace()
-    exec(compile(source, "<pimmodel-compiled>", "exec"), namespace)  # noqa: S102 - our own generated code
-    return namespace["_lambdifygenerated"]
+def _file(folder: Path, key: tuple[str, str, str, str, str]) -> Path:
+    return folder / f"{'-'.join(key)}.model"
 
 
-@functools.cache
-def compiled(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
-             ) -> CompiledModel:
-    """The compiled model of one configuration, link topology and kernel variant (from the disk cache when the
-    sources are unchanged). A cache entry that cannot be read whole (truncated by a full disk, edited, from
-    another version) is rebuilt with one line of notice: the cache only ever costs time."""
-    key = (optimizer, model, layout, topology, kernels)
-    path = cache_dir("compiled") / _source_key() / f"{optimizer}-{model}-{layout}-{topology}-{kernels}.py"
-    if path.exists():
-        cached = _read_entry(path, key)
-        if cached is not None:
-            return cached
-    log.info("compiling the cost model's equations for %s (about a second, once; cached in %s)",
-             "/".join(key), path.parent)
-    inputs, outputs, source = _generate(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(f"# {','.join(inputs)}\n# {','.join(outputs)}\n# sha256 {_digest(source)}\n#---\n{source}",
-                       encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only home only costs speed
-    return CompiledModel(key, inputs, outputs, _load(source))
+def write_source(folder: Path, key: tuple[str, str, str, str, str], inputs: tuple[str, ...],
+                 outputs: tuple[str, ...], source: str) -> None:
+    """Write one generated source atomically (header: inputs, outputs)."""
+    path = _file(folder, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(f"# {','.join(inputs)}\n# {','.join(outputs)}\n# sha256 {_digest(source)}\n#---\n{source}",
+                   encoding="utf-8")
+    tmp.replace(path)
 
 
 def _digest(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
-def _read_entry(path: Path, key: tuple[str, str, str, str, str]) -> CompiledModel | None:
-    """The cached model at ``path``, or None (with one warning line) when the entry is damaged: its header,
-    its checksum over the source, or the source itself does not hold."""
+def _read(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
+    """The (inputs, outputs, source) stored at ``path``; None when there is none, or (with one warning line) when
+    the entry is damaged: its header, its checksum over the source or its format does not hold."""
     try:
-        header, sep, source = path.read_text(encoding="utf-8").partition("\n#---\n")
-        lines = header.splitlines()
-        if not sep or len(lines) != 3 or not lines[2].startswith("# sha256 "):
-            raise ValueError("its header is incomplete")
-        if lines[2][len("# sha256 "):] != _digest(source):
-            raise ValueError("its checksum does not match (truncated or changed)")
-        inputs, outputs = tuple(lines[0][2:].split(",")), tuple(lines[1][2:].split(","))
-        return CompiledModel(key, inputs, outputs, _load(source))
-    except (OSError, ValueError, SyntaxError, KeyError) as exc:  # UnicodeDecodeError is a ValueError
-        log.warning("compiled-equation cache entry %s is damaged (%s); rebuilding it", path, exc)
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        log.warning("compiled-equation cache entry %s cannot be read (%s); rebuilding it", path, exc)
+        return None
+    header, sep, source = text.partition("\n#---\n")
+    from .codegen import FORMAT
+
+    lines = header.splitlines()
+    if not sep or len(lines) != 3 or not lines[2].startswith("# sha256 "):
+        why = "its header is incomplete"
+    elif lines[2][len("# sha256 "):] != _digest(source):
+        why = "its checksum does not match (truncated or changed)"
+    elif f"format {FORMAT}," not in source.partition("\n")[0]:
+        return None  # an older format: regenerated without a word, as a changed source would be
+    else:
+        return tuple(lines[0][2:].split(",")), tuple(lines[1][2:].split(",")), source
+    log.warning("compiled-equation cache entry %s is damaged (%s); rebuilding it", path, why)
+    return None
+
+
+def where(key: tuple[str, str, str, str, str]) -> str:
+    """Where ``key``'s source would come from now: ``shipped``, ``cache`` or ``generate``."""
+    if _file(SHIPPED / source_key(), key).exists():
+        return "shipped"
+    if _file(cache_dir("compiled") / source_key(), key).exists():
+        return "cache"
+    return "generate"
+
+
+@functools.cache
+def compiled(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
+             ) -> CompiledModel:
+    """The compiled model of one configuration, link topology and kernel variant (shipped with the package or
+    cached on disk when the sources are unchanged; generated otherwise). A cache entry that cannot be read whole
+    (truncated by a full disk, edited, from another version) is rebuilt with one line of notice: the cache only
+    ever costs time."""
+    key = (optimizer, model, layout, topology, kernels)
+    cached = cache_dir("compiled") / source_key()
+    for folder in (SHIPPED / source_key(), cached):
+        found = _read(_file(folder, key))
+        if found is not None:
+            inputs, outputs, source = found
+            return CompiledModel(key, inputs, outputs, *_load(source))
+    # sympy and the equations load only here: a shipped or cached model runs without them (the CLI's cold start)
+    from .codegen import generate
+
+    log.info("generating the cost model's equations for %s (once; cached in %s)", "/".join(key), cached)
+    inputs, outputs, source = generate(key)
+    with contextlib.suppress(OSError):  # a read-only home only costs speed
+        write_source(cached, key, inputs, outputs, source)
+    return CompiledModel(key, inputs, outputs, *_load(source))
+
+
+def write_all(target: Path) -> int:
+    """Write every configuration's generated source under ``target/<source hash>/`` (what a wheel ships); returns
+    how many."""
+    from .codegen import configurations, generate
+
+    keys = configurations()
+    for key in keys:
+        write_source(target / source_key(), key, *generate(key))
+    return len(keys)
+

@@ -44,14 +44,43 @@ def workload_inputs(w: Workload) -> dict[str, float]:
             "torus_rows": torus_shape(w.dpus)[0]}
 
 
+def evaluate_point(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float]) -> dict[str, float]:
+    """``evaluate`` at one design point (a spec, no arrays): the scalar ``math`` function, no broadcasting."""
+    entry = _POINTS.get((id(w), id(hw), id(coefficients)))
+    if entry is None or entry[0] is not w or entry[1] is not hw or entry[2] != coefficients:
+        missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
+        if missing:
+            raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "
+                            "(pimmodel.calibration.load_calibration(...).coefficients_for(workload))")
+        model = compiled(w.optimizer, w.model, w.dataset.layout, hw.link_topology, w.kernels)
+        values = {**hw.numeric(), **coefficients, **workload_inputs(w)}
+        try:
+            args = tuple(float(values[name]) for name in model.inputs)
+        except KeyError as exc:
+            raise KeyError(f"cost model input {exc.args[0]!r} is missing") from None
+        if len(_POINTS) > 256:
+            _POINTS.clear()
+        # the objects themselves are kept: an id is not reused while its entry holds it
+        entry = _POINTS[(id(w), id(hw), id(coefficients))] = (w, hw, dict(coefficients), model, args)
+    model, args = entry[3], entry[4]
+    return dict(zip(model.outputs, map(float, model.scalar_function(*args)), strict=True))
+
+
+_POINTS: dict[tuple[int, int, int], tuple[Workload, HardwareSpec, dict[str, Any], Any, tuple[float, ...]]] = {}
+"""(workload, hardware, coefficients) by identity -> the scalar function and its arguments: one design point asked
+again (a loop, a sweep over views) resolves its inputs once; equal coefficients are checked, not assumed."""
+
+
 def evaluate(w: Workload, hw: HardwareSpec | HardwareInputs, coefficients: Mapping[str, Any],
-             workload: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+             workload: Mapping[str, Any] | None = None, outputs: tuple[str, ...] | None = None
+             ) -> dict[str, np.ndarray]:
     """Raw per-epoch outputs of ``w`` on ``hw`` (averaging over ``hw``'s link topology). ``workload`` overrides
-    workload inputs by name (arrays evaluate many deployments of the same configuration at once)."""
+    workload inputs by name (arrays evaluate many deployments of the same configuration at once); ``outputs``:
+    only these (default every one)."""
     inputs = hw if isinstance(hw, HardwareInputs) else HardwareInputs.of(hw)
     missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
     if missing:
         raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "
                         "(pimmodel.calibration.load_calibration(...).coefficients_for(workload))")
     model = compiled(w.optimizer, w.model, w.dataset.layout, inputs.topology, w.kernels)
-    return model({**inputs.values, **coefficients, **workload_inputs(w), **(workload or {})})
+    return model({**inputs.values, **coefficients, **workload_inputs(w), **(workload or {})}, outputs)

@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 
 from ..calibration.result import CalibrationResult, load_calibration
-from ..costmodel import evaluate, workload_inputs
+from ..costmodel.evaluate import evaluate_point, workload_inputs
 from ..costmodel.registry import expressions
 from ..costmodel.symbols import all_symbols
 from ..kernels.capacity import check as check_capacity
@@ -93,7 +93,7 @@ def derivative_function(optimizer: str, model: str, layout: str, topology: str, 
 
 
 def _epoch_s(w: Workload, hw: HardwareSpec, view: str, coefficients: Mapping[str, float]) -> float:
-    return float(total(in_view(evaluate(w, hw, coefficients), view)))
+    return float(total(in_view(evaluate_point(w, hw, coefficients), view)))
 
 
 def elasticities(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], view: str = "wall"
@@ -104,7 +104,7 @@ def elasticities(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float
     values = {**hw.numeric(), **coefficients, **workload_inputs(w)}
     with np.errstate(all="ignore"):
         derivs = [float(d) for d in fn(*(values[n] for n in inputs))]
-    phases = {p: float(v) for p, v in in_view(evaluate(w, hw, coefficients), view).items()}
+    phases = {p: float(v) for p, v in in_view(evaluate_point(w, hw, coefficients), view).items()}
     epoch = sum(phases.values())
     per_param: dict[str, dict[str, float]] = {}
     for (phase, name), d in zip(keys, derivs, strict=True):

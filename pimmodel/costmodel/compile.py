@@ -132,7 +132,7 @@ def _read(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        log.warning("compiled-equation cache entry %s cannot be read (%s); rebuilding it", path, exc)
+        log.warning("compiled-equation cache entry %s is damaged (cannot be read: %s); rebuilding it", path, exc)
         return None
     header, sep, source = text.partition("\n#---\n")
     from .codegen import FORMAT

@@ -45,7 +45,7 @@ def test_a_damaged_compiled_cache_entry_is_rebuilt_with_one_notice(damage: str, 
     C.compiled.cache_clear()
     try:
         first = C.compiled("ma-sgd", "lr", "dense")
-        entry = next((tmp_path / "compiled").rglob("ma-sgd-lr-dense-none-study.py"))
+        entry = next((tmp_path / "compiled").rglob("ma-sgd-lr-dense-none-study.*"))
         text = entry.read_text(encoding="utf-8")
         entry.write_text({"truncate": text[: len(text) // 2], "garbage": "\x00\x01 not python",
                           "header": text.split("\n", 1)[1]}[damage], encoding="utf-8")

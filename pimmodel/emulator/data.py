@@ -7,6 +7,8 @@ Readers: svmlight/LIBSVM text (the format Criteo is distributed in) and dense ``
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -18,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
+from ..resources import cache_dir
 from ..specs._toml import SNIFF_BYTES, looks_binary
 from . import fixedpoint as fx
 
@@ -319,8 +322,17 @@ def _sparse_model(seed: int, features: int, positive_fraction: float) -> tuple[N
     theta = rng.normal(0.0, 0.35, features).astype(np.float32)
     mult = rng.integers(1, width, CRITEO_ACTIVE) | 1
     offsets = 1 + np.arange(CRITEO_ACTIVE) * width
+    stored = cache_dir("sparse-cut") / f"v{DATA_VERSION}-{seed}-{features}-{positive_fraction!r}.txt"
+    with contextlib.suppress(OSError, ValueError):
+        return theta, mult, offsets, float(stored.read_text(encoding="ascii"))
     _, score = _draw_sparse(np.random.default_rng([seed, 5]), CUT_SAMPLE_ROWS, width, offsets, mult, theta)
-    return theta, mult, offsets, float(np.quantile(score, 1.0 - positive_fraction))
+    cut = float(np.quantile(score, 1.0 - positive_fraction))
+    with contextlib.suppress(OSError):  # the threshold is a pure function of the arguments: the cache only saves
+        stored.parent.mkdir(parents=True, exist_ok=True)  # its 1.6 s of zipf draws (a read-only home costs time)
+        tmp = stored.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(repr(cut), encoding="ascii")
+        tmp.replace(stored)
+    return theta, mult, offsets, cut
 
 
 def synthetic_sparse(n_rows: int, features: int = 1_000_000, seed: int = 0,

@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     # 7: users of calibrated predictions
     "validation": 7, "dse": 7,
     # 8: composition of the layers for users (what the CLI calls)
-    "api": 8,
+    "api": 8, "families": 8,
     # 9: what composes the api's predictions with emulation and the baselines (the study's comparison)
     "comparison": 9,
     # 10: the study's figures, computed from the comparison and the api's predictions

@@ -79,9 +79,10 @@ def load_measurements(path: Path | None = None) -> tuple[Measurement, ...]:
         raise SpecError(f"{where}: malformed number ({exc})") from None
 
 
-def predict_point(kernel: str, dpus: int, size: int, hw: Any) -> dict[str, float]:
-    """Predicted kernel and host transfer times (ms) of one point on ``hw``."""
-    run = describe(kernel, dpus, size)
+def predict_point(kernel: str, dpus: int, size: int, hw: Any, **shape: int | str | None) -> dict[str, float]:
+    """Predicted kernel and host transfer times (ms) of one point on ``hw`` (``shape``: the kernel's shape
+    parameters, ``pimmodel.kernels.prim.describe``)."""
+    run = describe(kernel, dpus, size, **shape)
     return {"kernel_ms": 1e3 * float(pricing.kernel_s(run, dpus, hw)),
             "cpu_to_dpu_ms": 1e3 * float(pricing.host_calls_s(run.host, dpus, hw, to_pim=True)),
             "dpu_to_cpu_ms": 1e3 * float(pricing.host_calls_s(run.host, dpus, hw, to_pim=False))}

@@ -9,6 +9,7 @@ import typer
 
 from ..errors import SpecError
 from ..specs import DEFAULT_HARDWARE
+from . import families as F
 from . import options as O
 
 
@@ -135,6 +136,11 @@ def emulate_command(
                                                 "usable cores, or the Ray cluster's CPUs).")] = None,
     address: Annotated[str | None, typer.Option("--address", help="Ray cluster to run on (e.g. HEAD_IP:6379 or "
                                                 "auto), with --engine ray.")] = None,
+    workload: F.Workload = "linear",
+    points: F.Points = None,
+    dims: F.Dims = None,
+    clusters: F.Clusters = None,
+    n_init: F.NInit = 1,
     json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
 ) -> None:
     """Train on emulated PIM hardware; show what ran, the metrics after each epoch (with the majority-class
@@ -143,7 +149,14 @@ def emulate_command(
 
     --json prints {"run", "ran" (engine, memory estimate), "chosen", "warnings", "history", "trace", "predicted",
     "provenance"}.
+
+    --workload kmeans --clusters K trains UPMEM's K-means (dpu_kmeans) in int16/int64 fixed point on --dataset
+    blobs (with --points, --dims), iris, wine or a .npy file; --json prints {"emulated", "model", "inertia",
+    "iterations", "restarts", "events", "provenance"}.
     """
+    if F.check_workload(workload) != "linear":
+        F.emulate_family(workload, dataset, hardware, dpus, points, dims, clusters, n_init, seed, output, json)
+        return
     O.check_output(output)
     with O.on_interrupt(lambda: "nothing was kept (emulate writes no file; the epochs run so far are discarded)"):
         result = _emulate(dataset, dpus, model, optimizer, epochs, {

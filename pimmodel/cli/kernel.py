@@ -21,6 +21,14 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="With --fit:
                                              " Otherwise: also write the record to a .json, .csv or .parquet file "
                                              "(one row per point or kernel).")]
 NoCv = Annotated[bool, typer.Option("--no-cv", help="With --fit: skip the leave-one-kernel-out refits.")]
+Cols = Annotated[int | None, typer.Option("--cols", help="GEMV and MLP: columns n; TRNS: n, columns of a block "
+                                          "(see --list).")]
+Rows = Annotated[int | None, typer.Option("--rows", help="TRNS: m, rows of a tile.")]
+Blocks = Annotated[int | None, typer.Option("--blocks", help="TRNS: N_, column blocks (one per DPU per round).")]
+Layers = Annotated[int | None, typer.Option("--layers", help="MLP: layers (one launch each).")]
+QueryLength = Annotated[int | None, typer.Option("--query-length", help="TS: query length m, a multiple of 64.")]
+Queries = Annotated[int | None, typer.Option("--queries", help="BS: query count (default: size / 8).")]
+Elem = Annotated[str | None, typer.Option("--type", help="RED: element type, int32 or int64.")]
 FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fit: also fit the one-DPU and "
                                              "full-rank push and pull bandwidths (PrIM's microbenchmark values "
                                              "otherwise stay).")]
@@ -28,11 +36,18 @@ FitBandwidths = Annotated[bool, typer.Option("--fit-bandwidths", help="With --fi
 
 def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = None, hardware: O.Hardware = "upmem-2556",
                    list_kernels: ListKernels = False, fit: Fit = False, output: Output = None, no_cv: NoCv = False,
-                   fit_bandwidths: FitBandwidths = False, json: O.Json = False) -> None:
+                   fit_bandwidths: FitBandwidths = False, cols: Cols = None, rows: Rows = None, blocks: Blocks = None,
+                   layers: Layers = None, query_length: QueryLength = None, queries: Queries = None,
+                   elem: Elem = None, json: O.Json = False) -> None:
     """Predict a PrIM kernel's time and its host transfers for every DPU count x size.
 
-    --json prints {"points": [{"kernel", "dpus", "size", "kernel_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}]};
-    size means what the data set's data_prep_param means for the kernel (--list says it). --fit re-runs the
+    --json prints {"points": [{"kernel", "dpus", "size", "shape", "feasible", "reason", "kernel_ms", "low_ms",
+    "high_ms", "cpu_to_dpu_ms", "dpu_to_cpu_ms"}]}: low_ms/high_ms bound the kernel time's 95 % interval (from
+    leave-one-kernel-out residuals on the real measurements, widened outside the fitted DPU counts and sizes); a
+    point whose data does not fit a DPU's memory is feasible=false with the reason and no times, the others are
+    priced. DPU counts go up to the spec's DPUs. size means what the data set's data_prep_param means for the
+    kernel, and the shape options (--cols, --rows, --blocks, --layers, --query-length, --queries, --type) set the
+    PrIM build's other parameters (--list says which kernel takes which, with the PrIM source). --fit re-runs the
     hardware calibration: it fits the kernel-time constants (launch, DMA/compute overlap, barrier) and the host
     transfer constants (call overheads, WRAM-symbol transfers, extra per DPU of a transfer line) to the real
     measurements of every kernel but VA, GEMV and RED (the test kernels), prints the constants, the errors per
@@ -49,41 +64,60 @@ def kernel_command(name: Name = None, dpus: Dpus = "1,4,16,64", size: Size = Non
     if name is None or size is None:
         raise SpecError("pimmodel kernel needs --name and --size (or --list, or --fit), e.g. --name VA --size 524288")
     O.check_output(output)
+    shape = {"cols": cols, "rows": rows, "blocks": blocks, "layers": layers, "query_length": query_length,
+             "queries": queries, "elem": elem}
     _predict(name.upper(), O.parse_int_list(dpus, "--dpus"), O.parse_int_list(size, "--size"), hardware, json,
-             output)
+             output, {k: v for k, v in shape.items() if v is not None})
+
+
+_OPTION = {"cols": "--cols", "rows": "--rows", "blocks": "--blocks", "layers": "--layers",
+           "query_length": "--query-length", "queries": "--queries", "elem": "--type"}
 
 
 def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, json: bool,
-             output: Path | None = None) -> None:
-    from ..calibration.measurements import predict_point  # lazy imports keep the CLI's cold start fast
+             output: Path | None = None, shape: dict[str, int | str] | None = None) -> None:
+    from ..calibration.kernel_interval import predict_grid  # lazy imports keep the CLI's cold start fast
     from ..errors import SpecError
-    from ..kernels.prim import describe
+    from ..kernels.prim import check_shape, kernels
 
     hw = O.hardware(hardware)
+    shape = shape or {}
+    if name in kernels():
+        takes = {p.key for p in kernels()[name].shape}
+        for key in shape:
+            if key not in takes:
+                options = ", ".join(_OPTION[k] for k in sorted(takes)) or "no shape options"
+                raise SpecError(f"{_OPTION[key]}: {name} does not take it (it takes {options})")
     for n in dpu_list:
         if not 1 <= n <= hw.dpus_available:
             raise SpecError(f"--dpus: {n} is not in [1, {hw.dpus_available}] DPUs of {hw.name}")
-    points = []
-    for n in dpu_list:
-        for s in sizes:
-            describe(name, n, s)  # checks the name and the size first: one-line error
-            points.append({"kernel": name, "dpus": n, "size": s, **predict_point(name, n, s, hw)})
+    if name in kernels():
+        check_shape(name, dict(shape))
+    points = predict_grid(name, dpu_list, sizes, hw, shape)
     if O.finish({"points": points, "provenance": O.provenance(hw)}, output, "points", json):
         return
-    _table(f"{name} on {hw.name}", ("DPUs", "size", "kernel ms", "CPU->DPU ms", "DPU->CPU ms"),
-           [(str(p["dpus"]), f"{p['size']:,}", f"{p['kernel_ms']:.4g}", f"{p['cpu_to_dpu_ms']:.4g}",
-             f"{p['dpu_to_cpu_ms']:.4g}") for p in points])
+    where = ", ".join(f"{_OPTION[k]} {v}" for k, v in shape.items())
+    _table(f"{name}{' (' + where + ')' if where else ''} on {hw.name}",
+           ("DPUs", "size", "kernel ms", "95 % interval", "CPU->DPU ms", "DPU->CPU ms"),
+           [(str(p["dpus"]), f"{p['size']:,}", f"{p['kernel_ms']:.4g}", f"{p['low_ms']:.4g}-{p['high_ms']:.4g}",
+             f"{p['cpu_to_dpu_ms']:.4g}", f"{p['dpu_to_cpu_ms']:.4g}") if p["feasible"]
+            else (str(p["dpus"]), f"{p['size']:,}", "infeasible", str(p["reason"]), "", "") for p in points])
 
 
 def _list(json: bool, output: Path | None = None) -> None:
     from ..calibration.measurements import TEST_KERNELS  # lazy imports keep the CLI's cold start fast
     from ..kernels.prim import kernels
 
-    rows = [{"kernel": k.name, "size": k.size, "test": k.name in TEST_KERNELS} for k in kernels().values()]
+    rows = [{"kernel": k.name, "size": k.size, "test": k.name in TEST_KERNELS,
+             "shape": [{"option": _OPTION[p.key], "key": p.key, "default": p.default, "meaning": p.meaning,
+                        **({"choices": list(p.choices)} if p.choices else {})} for p in k.shape]}
+            for k in kernels().values()]
     if O.finish({"kernels": rows, "provenance": O.provenance()}, output, "kernels", json):
         return
-    _table("PrIM kernels of the real-hardware data set", ("kernel", "size (data_prep_param)", "role"),
-           [(str(r["kernel"]), str(r["size"]), "test (never fitted)" if r["test"] else "fitted") for r in rows])
+    _table("PrIM kernels of the real-hardware data set", ("kernel", "size (data_prep_param)", "role", "shape options"),
+           [(str(r["kernel"]), str(r["size"]), "test (never fitted)" if r["test"] else "fitted",
+             "; ".join(f"{p['option']} (default {p['default']}): {p['meaning']}" for p in r["shape"]))  # type: ignore
+            for r in rows])
 
 
 def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: bool, json: bool) -> None:

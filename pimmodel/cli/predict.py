@@ -8,18 +8,22 @@ from typing import Annotated, Any
 import typer
 
 from ..specs.optimizers import STUDY_OPTIMIZERS
+from . import families as F
 from . import options as O
 
 
 def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
              custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
-             with_interval: bool = False, sync_every: int | None = None) -> tuple[list[dict], dict[str, Any]]:
+             with_interval: bool = False, sync_every: int | None = None,
+             mark_infeasible: bool = False) -> tuple[list[dict], dict[str, Any]]:
     """The prediction records, and the provenance they share (the hardware and calibration they were made
-    with)."""
+    with). ``mark_infeasible``: a DPU count whose data does not fit the DPUs' memory gives a record
+    ``{"optimizer", "dpus", "feasible": false, "reason"}`` instead of refusing the whole request."""
     # lazy imports keep the CLI's cold start fast
     from ..api import predict, predict_interval, provenance
     from ..calibration.result import load_calibration
+    from ..errors import CapacityError
 
     hw = O.hardware(hw_name)
     ds = O.dataset_from_options(dataset, *custom)
@@ -29,7 +33,13 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
         for n in dpus:
             w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch,
                                 sync_every=sync_every)
-            record = predict(w, hw, view, cal).to_record()
+            try:
+                record = predict(w, hw, view, cal).to_record()
+            except CapacityError as exc:
+                if not mark_infeasible:
+                    raise
+                records.append({"optimizer": optimizer, "dpus": n, "feasible": False, "reason": str(exc)})
+                continue
             if with_interval:
                 record["interval"] = predict_interval(w, hw, view, cal)
             records.append(record)
@@ -83,16 +93,29 @@ def predict_command(
     interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
                                            "calibration's coefficient covariance.")] = False,
     sync_every: O.SyncEvery = None,
+    workload: F.Workload = "linear",
+    points: F.Points = None,
+    dims: F.Dims = None,
+    clusters: F.Clusters = None,
+    iterations: F.Iterations = None,
+    n_init: F.NInit = 1,
     output: Output = None,
     json: O.Json = False,
 ) -> None:
     """Predict the time per epoch of each phase, its share, the total and the bottleneck.
+
+    --workload kmeans --points 25.6M --dims 16 --clusters 16 predicts UPMEM's K-means (dpu_kmeans) instead: the
+    six phases per Lloyd iteration, the one-off phases and the real runs' timers (--json: {"points": records,
+    "provenance"}, each record with "per_iteration_s", "once_s", "run_s").
 
     Run bare, it compares MA-SGD, GA-SGD and ADMM for LR on YFCC100M-HNfc6 at 2,048 DPUs (weak scaling)
     on the upmem-2556 system. --json prints {"provenance": {"version", "git_commit", "git_dirty", "hardware",
     "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
     records}.
     """
+    if F.check_workload(workload) != "linear":
+        F.predict_family(workload, hardware, [dpus], points, dims, clusters, iterations, n_init, output, json)
+        return
     _check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
@@ -146,13 +169,26 @@ def scale_command(
                                               "(.png/.svg/.pdf).")] = None,
     calibration: O.Calibration = None,
     sync_every: O.SyncEvery = None,
+    workload: F.Workload = "linear",
+    points: F.Points = None,
+    dims: F.Dims = None,
+    clusters: F.Clusters = None,
+    iterations: F.Iterations = None,
+    n_init: F.NInit = 1,
     output: Output = None,
     json: O.Json = False,
 ) -> None:
     """Scaling curve: phases per epoch at each DPU count, with speedup and efficiency (strong scaling) or
-    time growth (weak scaling) relative to the first count. --json prints {"provenance", "points": a list of
-    records}."""
+    time growth (weak scaling) relative to the first count that fits. --json prints {"provenance", "points": a
+    list of records}; a DPU count whose data does not fit the DPUs' memory is a record {"optimizer", "dpus",
+    "feasible": false, "reason"} and the others are still predicted (every record has "feasible").
+    --workload kmeans (with --points, --dims, --clusters): K-means' phases per Lloyd iteration at each
+    count (strong scaling: the points are fixed)."""
     counts = O.parse_int_list(dpus, "--dpus")
+    if F.check_workload(workload) != "linear":
+        F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
+                         scaling=True)
+        return
     if plot is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.plots import check_plot_path
@@ -161,15 +197,23 @@ def scale_command(
     _check_output(output)
     records, prov = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
-                             sync_every=sync_every)
-    metrics = _scaling_metrics(records)
-    for r, m in zip(records, metrics, strict=True):
+                             sync_every=sync_every, mark_infeasible=True)
+    refused = [r for r in records if r.get("feasible") is False]
+    if len(refused) == len(records):
+        # lazy imports keep the CLI's cold start fast
+        from ..errors import CapacityError
+
+        raise CapacityError(refused[0]["reason"])
+    fits = [r for r in records if r.get("feasible") is not False]
+    metrics = _scaling_metrics(fits)
+    for r, m in zip(fits, metrics, strict=True):
+        r["feasible"] = True
         r["scaling_metrics"] = m
     if plot is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.plots import save, scaling_plot
 
-        save(scaling_plot(records), plot)
+        save(scaling_plot(fits), plot)
     _write_output(output, records, prov, quiet=json)
     if json:
         # lazy imports keep the CLI's cold start fast
@@ -180,7 +224,9 @@ def scale_command(
     # lazy imports keep the CLI's cold start fast
     from ..report.tables import print_table, scaling_table
 
-    print_table(scaling_table(records, metrics))
+    print_table(scaling_table(fits, metrics))
+    for r in refused:
+        typer.echo(f"{r['dpus']:,} DPUs: infeasible: {r['reason']}")
     if plot is not None:
         typer.echo(f"plot written to {plot}", err=True)
 

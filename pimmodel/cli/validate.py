@@ -13,7 +13,8 @@ from . import options as O
 Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups (reported in this order): hardware "
                                      "(real UPMEM PrIM kernel and transfer times), published (PrIM microbenchmarks), "
                                      "emulator (alias consistency: model vs emulator), finding (the study's "
-                                     "findings).")]
+                                     "findings), training (real UPMEM training runs, e.g. dpu_kmeans; not in "
+                                     "the default).")]
 
 
 def validate_command(
@@ -87,8 +88,15 @@ def _print(record: dict, failures_only: bool) -> None:
         cases = [c for c in record["cases"] if c["group"] == group and not (failures_only and c["ok"])]
         if cases:
             console.print(_group_table(summary["title"], cases, width))
+        if group == "training":
+            console.print(_target_table([t for t in record["targets"] if t["group"] == group], width,
+                                        "training: targets (aggregate goals; reported, not cases)"))
+            for u in summary.get("unexpressed", []):
+                console.print(Text(f"not expressed: {u['source']} ({u['rows']} rows): {u['why']}"), width=width)
         if group == "hardware":
             console.print(_kernel_table(summary["kernels"], width))
+            if "test_sources" in summary:
+                console.print(_scale_table(summary["test_sources"], width))
             console.print(_target_table([t for t in record["targets"] if t["group"] == group], width))
     failed = sum(not c["ok"] for c in record["cases"])
     for group, summary in record["groups"].items():
@@ -118,14 +126,43 @@ def _kernel_table(rows: list[dict], width: int) -> Any:
     return table
 
 
-def _target_table(targets: list[dict], width: int) -> Any:
+def _scale_table(scale: dict, width: int) -> Any:
+    """The upmem-scale PrIM test sources' kernel time beside the fit error, and why the other rows are not priced."""
+    # lazy imports keep the CLI's cold start fast
+    from collections import Counter
+
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="hardware: kernel time of the upmem-scale PrIM runs (test files, never fitted) beside the "
+                  "fit rows", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), width=width)
+    for i, col in enumerate(("source", "priced", "MAPE %", "MAPE % per DPU count", "<=8 %", "in 95 %", "half-width %")):
+        table.add_column(col, justify="left" if i in (0, 3) else "right", overflow="fold")
+    fit = scale["fit"]
+    table.add_row("fit rows (1-64 DPUs)", str(fit["points"]),
+                  f"{fit['kernel_mape']:.1f} (CV {fit['cv_kernel_mape']:.1f})",
+                  "", "", f"{fit['interval_cv']['inside']}/{fit['interval_cv']['points']} (CV)",
+                  f"{100 * fit['interval_cv']['median_half_width']:.1f}")
+    for name, s in scale["sources"].items():
+        by = ", ".join(f"{n}: {v:.1f}" for n, v in s["mape_by_dpus"].items())
+        table.add_row(name, f"{s['expressible']}/{s['rows']}", f"{s['kernel_mape']:.1f}", by,
+                      f"{s['within_target']}", f"{s['inside']}/{s['expressible']}", f"{s['median_half_width']:.1f}")
+    reasons = Counter(f"{p['source']}: {p['why_not']}" for p in scale["points"] if not p["expressible"])
+    lines = [Text(f"  {n} x {why}") for why, n in sorted(reasons.items())]
+    return Group(table, Text("rows the model cannot express:"), *lines)
+
+
+def _target_table(targets: list[dict], width: int,
+                  title: str = "hardware: targets (aggregate goals; reported, not cases)") -> Any:
     """The issue's aggregate targets: value, goal, met (a missed one is listed with why; it does not fail)."""
     # lazy imports keep the CLI's cold start fast
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="hardware: targets (aggregate goals; reported, not cases)", title_justify="left",
+    table = Table(title=title, title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0), width=width)
     table.add_column("target", ratio=1, overflow="fold")
     for col in ("MAPE", "goal", "vs", ""):

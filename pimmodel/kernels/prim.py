@@ -38,14 +38,23 @@ def va(dpus: int, size: int) -> KernelRun:
     return KernelRun("VA", 1, (_setup(2), stream), host, mram_bytes=8 * e)
 
 
-def red(dpus: int, size: int) -> KernelRun:
-    """RED (int64, SINGLE, HAND): ``output += input[j]`` per block (U/RED/dpu:24-30,79-90), then tasklet 0 adds
-    the 15 partial sums (:130-137, unrolled); results are a WRAM symbol (U/RED/host:174)."""
-    e = D.per_dpu_8bytes(size, dpus, 8)
-    stream = _stream("stream", e, 8, _ops(b=ACCESS + LOOP, add64=1), reads=1, writes=0)
-    final = _serial("final", _ops(b=15 + 4, add64=15), barriers=1)
-    host = (_args(16), HostCall("A", 8 * e, True), HostCall("results", 16 * TASKLETS, False, memory="wram"))
-    return KernelRun("RED", 1, (_setup(1), stream, final), host, mram_bytes=8 * e)
+RED_TYPES = {"int64": 8, "int32": 4}
+"""RED's element types and their bytes: PrIM builds ``TYPE ?= INT64`` (RED/Makefile:9), ``-DINT32`` selects int32_t
+(RED/support/common.h:15-39); the measured uPIMulator build is int64."""
+
+
+def red(dpus: int, size: int, elem: str = "int64") -> KernelRun:
+    """RED (SINGLE, HAND): ``output += input[j]`` per block (U/RED/dpu:24-30,79-90), then tasklet 0 adds
+    the 15 partial sums (:130-137, unrolled); results are a WRAM symbol (U/RED/host:174). ``elem``: int64 (64-bit
+    adds, 128 per 1-KB block) or int32 (32-bit adds, 256 per block)."""
+    nbytes = RED_TYPES[elem]
+    add = {"add64": 1} if nbytes == 8 else {"add": 1}
+    final_add = {"add64": 15} if nbytes == 8 else {"add": 15}
+    e = D.per_dpu_8bytes(size, dpus, nbytes)
+    stream = _stream("stream", e, nbytes, _ops(b=ACCESS + LOOP, **add), reads=1, writes=0)
+    final = _serial("final", _ops(b=15 + 4, **final_add), barriers=1)
+    host = (_args(16), HostCall("A", nbytes * e, True), HostCall("results", 16 * TASKLETS, False, memory="wram"))
+    return KernelRun("RED", 1, (_setup(1), stream, final), host, mram_bytes=nbytes * e)
 
 
 def _histogram(name: str, dpus: int, size: int) -> tuple[int, Section]:
@@ -109,68 +118,121 @@ def _mv_section(rows: int, cols: int, mac: dict[str, float], last_mac_extra: flo
     return Section("rows", True, 1, Work(ops, dmas=dmas), tasklets=active)
 
 
-def gemv(dpus: int, size: int) -> KernelRun:
-    """GEMV (uint32, 64 columns, values < 50): the row is shorter than a block, so only the last-block j-loop
-    runs, with its ``j >= 256`` check (U/GEMV/dpu:94,140-147); host U/GEMV/host:161-172, 210 (x: the same buffer
-    prepared for every DPU, :169-172)."""
+def gemv(dpus: int, size: int, cols: int = 64) -> KernelRun:
+    """GEMV (uint32, values < 50): ``size`` rows m split over the DPUs (U/GEMV/host:99-124; PrIM
+    GEMV/host/app.c:99-124), ``cols`` columns n (64 in the measured build: the row is shorter than a block, so
+    only the last-block j-loop runs, with its ``j >= 256`` check, U/GEMV/dpu:94,140-147); host U/GEMV/host:161-172,
+    210 (x: the same buffer prepared for every DPU, :169-172; PrIM GEMV/host/app.c:161-172, 210)."""
     rows = ceil_div(size, dpus)
     rows_pad = rows + rows % 2
+    cols_pad = cols + cols % 2
     mac = _ops(b=ACCESS * 2 + CALL + 2 + LOOP, add=1, mul=1, bits=D.gemv_mul_bits())
-    host = (_args(16), HostCall("A", 256 * rows_pad, True), HostCall("x", 256, True, mode="identical"),
-            HostCall("y", 4 * rows_pad, False))
-    return KernelRun("GEMV", 1, (_setup(4), _mv_section(rows, 64, mac, 1)), host, mram_bytes=260 * rows_pad + 256)
+    host = (_args(16), HostCall("A", 4 * cols_pad * rows_pad, True),
+            HostCall("x", 4 * cols_pad, True, mode="identical"), HostCall("y", 4 * rows_pad, False))
+    return KernelRun("GEMV", 1, (_setup(4), _mv_section(rows, cols, mac, 1)), host,
+                     mram_bytes=4 * cols_pad * rows_pad + 4 * cols_pad + 4 * rows_pad)
 
 
-def mlp(dpus: int, size: int) -> KernelRun:
-    """MLP: 3 GEMV launches over N x N int32 layers (U/MLP/dpu = GEMV with n_size = N, ``gemv()`` :18-23 for all
-    blocks but the last); hw_cpu_to_dpu carries all three layers' weights (as uPIMulator's regression books it,
-    tools/upmem_reg_model/src/benchmark/mlp.py:19-29)."""
+def mlp(dpus: int, size: int, cols: int | None = None, layers: int = 3) -> KernelRun:
+    """MLP: ``layers`` GEMV launches over m x n int32 layers, m = ``size`` rows split over the DPUs, n = ``cols``
+    (None: n = m, the measured build) (U/MLP/dpu = GEMV with n_size = N, ``gemv()`` :18-23 for all blocks but the
+    last; PrIM MLP/host/app.c:112-142 rows, :163-253 one launch per layer, NUM_LAYERS MLP/support/common.h:20);
+    hw_cpu_to_dpu carries all layers' weights (as uPIMulator's regression books it,
+    tools/upmem_reg_model/src/benchmark/mlp.py:19-29); every layer's weights overwrite the last at offset 0
+    (PrIM MLP/host/app.c:181,240), so MRAM holds one layer."""
+    n = size if cols is None else cols
     rows = ceil_div(size, dpus)
     rows_pad = rows + rows % 2
+    n_pad = n + n % 2
     mac = _ops(b=ACCESS * 2 + CALL + 2 + LOOP, add=1, mul=1, bits=D.MLP_MUL_BITS)
-    layer = _mv_section(rows, size, mac, 1)
-    layers = Section(layer.name, True, 3, layer.work, tasklets=layer.tasklets)
-    setup = Section("setup", True, 3, _setup(4).work)
-    weights = 4 * rows_pad * size
-    host = (_args(16), HostCall("A", weights, True, calls=3), HostCall("x", 4 * size, True, mode="identical"),
+    layer = _mv_section(rows, n, mac, 1)
+    sections = (Section("setup", True, layers, _setup(4).work),
+                Section(layer.name, True, layers, layer.work, tasklets=layer.tasklets))
+    weights = 4 * rows_pad * n_pad
+    host = (_args(16), HostCall("A", weights, True, calls=layers), HostCall("x", 4 * n_pad, True, mode="identical"),
             HostCall("y", 4 * rows_pad, False))
-    return KernelRun("MLP", 3, (setup, layers), host, mram_bytes=weights + 4 * size + 4 * rows_pad)
+    return KernelRun("MLP", layers, sections, host, mram_bytes=weights + 4 * n_pad + 4 * rows_pad)
 
 
-KernelFn = Callable[[int, int], KernelRun]
+KernelFn = Callable[..., KernelRun]
+
+
+@dataclass(frozen=True)
+class ShapeParam:
+    """A shape parameter a kernel's PrIM build takes besides its size: the API keyword (``describe(..., key=)``),
+    the default (the measured uPIMulator build's value; None: derived from the size), its meaning with the PrIM
+    source (CMU-SAFARI/prim-benchmarks @ 9a1498f), the smallest value, and the values allowed (for a type)."""
+
+    key: str
+    default: int | str | None
+    meaning: str
+    low: int = 1
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class KernelInfo:
-    """A PrIM kernel: its description and what its size (``data_prep_param``) means."""
+    """A PrIM kernel: its description, what its size (``data_prep_param``) means, and its shape parameters."""
 
     name: str
     describe: KernelFn
     size: str
+    shape: tuple[ShapeParam, ...] = ()
+
+
+_SHAPES: dict[str, tuple[ShapeParam, ...]] = {
+    "GEMV": (ShapeParam("cols", 64, "columns n of the m x n matrix (PrIM -n, default 8,192: GEMV/support/params.h:24,"
+                        "31,43; rows m are the size, -m :23,30,42)"),),
+    "MLP": (ShapeParam("cols", None, "columns n of each m x n layer (PrIM -n, default 4,096: "
+                       "MLP/support/params.h:24,31,43; None: n = m, the measured build; rows m are the size, "
+                       "-m :23,30,42)"),
+            ShapeParam("layers", 3, "layers, one launch each (PrIM's compile-time NUM_LAYERS = 3: "
+                       "MLP/support/common.h:20; MLP/host/app.c:209)")),
+    "TS": (ShapeParam("query_length", 64, "query length m, a multiple of 64 (PrIM -m, default 256: "
+                      "TS/support/params.h:25,32,47; the DPU runs m / 64 dot products per block, TS/dpu/task.c:120; "
+                      "the host's query buffer holds 32,768, TS/host/app.c:31)", low=64),),
+    "TRNS": (ShapeParam("rows", 4, "m: rows of a tile (PrIM -m, default 16: TRNS/support/params.h:27,37; the size is "
+                        "M_, -o :29,36)"),
+             ShapeParam("blocks", 64, "N_: column blocks, one per DPU per round (PrIM -p, default 1: "
+                        "TRNS/support/params.h:30,38; TRNS/host/app.c:114-119)"),
+             ShapeParam("cols", 8, "n: columns of a block (PrIM -n, default 8: TRNS/support/params.h:28,39)")),
+    "BS": (ShapeParam("queries", None, "queries (PrIM -i: BS/support/params.h:22,39, rounded up to DPUs x 16, "
+                      "BS/host/app.c:93-94; None: size / 8 as uPIMulator prepares them; PrIM's array is the "
+                      "compile-time INPUT_SIZE = 2,048,576, BS/support/common.h:25)"),),
+    "RED": (ShapeParam("elem", "int64", "element type (PrIM TYPE ?= INT64, RED/Makefile:9; int32_t with -DINT32, "
+                       "RED/support/common.h:15-39)", choices=tuple(RED_TYPES)),),
+}
 
 
 def _registry() -> dict[str, KernelInfo]:
     table = [
-        ("BS", S.bs, "sorted-array length N (int64); N/8 queries"),
-        ("GEMV", gemv, "matrix rows (64 uint32 columns)"),
+        ("BS", S.bs, "sorted-array length N (int64); N/8 queries unless queries="),
+        ("GEMV", gemv, "matrix rows m (uint32; 64 columns unless cols=)"),
         ("HST-L", hst_l, "total pixels (uint32)"),
         ("HST-S", hst_s, "total pixels (uint32)"),
-        ("MLP", mlp, "N: three N x N int32 layers"),
-        ("RED", red, "total int64 elements"),
+        ("MLP", mlp, "m: layers of m x m int32 (m x cols with cols=)"),
+        ("RED", red, "total elements (int64 unless elem=int32)"),
         ("SCAN-RSS", S.scan_rss, "total int64 elements"),
         ("SCAN-SSA", S.scan_ssa, "total int64 elements"),
         ("SEL", S.sel, "total uint64 elements"),
-        ("TRNS", S.trns, "M_: a (4 M_) x 512 int64 matrix"),
-        ("TS", S.ts, "time-series length (int32, query length 64)"),
+        ("TRNS", S.trns, "M_: a (M_ rows) x (blocks cols) int64 matrix; 4 x 64 x 8 unless rows=, blocks=, cols="),
+        ("TS", S.ts, "time-series length n (int32; query length 64 unless query_length=)"),
         ("UNI", S.uni, "total int64 elements"),
         ("VA", va, "total int32 elements"),
     ]
-    return {name: KernelInfo(name, fn, meaning) for name, fn, meaning in table}
+    return {name: KernelInfo(name, fn, meaning, _SHAPES.get(name, ())) for name, fn, meaning in table}
 
 
 MAX_SIZE = 2**32 - 1
 MRAM_BYTES = 64 * 2**20
 """MRAM per DPU of the UPMEM DPUs the programs were written for (mram.h; the programs size their data for it)."""
+WRAM_BYTES = 64 * 2**10
+"""WRAM per DPU (the same generation); TRNS step 2 keeps two m x n int64 tiles per tasklet in it
+(PrIM TRNS/dpu/task.c:62-63)."""
+
+
+class DoesNotFit(SpecError):
+    """A point whose data does not fit a DPU's memory (a grid marks it infeasible and prices the rest)."""
 
 
 KERNELS: dict[str, KernelInfo] = _registry()
@@ -181,16 +243,53 @@ def kernels() -> dict[str, KernelInfo]:
     return KERNELS
 
 
-def describe(name: str, dpus: int, size: int) -> KernelRun:
-    """The ``KernelRun`` of kernel ``name`` on ``dpus`` DPUs with ``data_prep_param`` = ``size``."""
+def check_shape(name: str, shape: dict[str, int | str | None]) -> dict[str, int | str]:
+    """The shape parameters ``shape`` for kernel ``name``, checked (one-line error for an unknown key or a bad
+    value); None values mean the default."""
+    info = kernels()[name]
+    allowed = {p.key: p for p in info.shape}
+    out: dict[str, int | str] = {}
+    for key, value in shape.items():
+        if value is None:
+            continue
+        if key not in allowed:
+            takes = ", ".join(allowed) or "no shape parameters"
+            raise SpecError(f"{name} does not take {key} (it takes {takes})")
+        p = allowed[key]
+        if p.choices:
+            if value not in p.choices:
+                raise SpecError(f"{name} {key} must be one of {', '.join(p.choices)}, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or not p.low <= value <= MAX_SIZE:
+            raise SpecError(f"{name} {key} must be an integer in [{p.low}, {MAX_SIZE}], got {value!r}")
+        out[key] = value
+    if name == "TS" and int(out.get("query_length", 64)) % 64:
+        raise SpecError(f"TS query_length must be a multiple of 64 (the DPU runs query_length / 64 dot products per "
+                        f"64-element block, TS/dpu/task.c:120), got {out['query_length']}")
+    if name == "TS" and int(out.get("query_length", 64)) > 32768:
+        raise SpecError("TS query_length must be at most 32,768 (the host's query buffer, TS/host/app.c:31)")
+    return out
+
+
+def describe(name: str, dpus: int, size: int, **shape: int | str | None) -> KernelRun:
+    """The ``KernelRun`` of kernel ``name`` on ``dpus`` DPUs with ``data_prep_param`` = ``size`` and the kernel's
+    shape parameters (``kernels()[name].shape``; omitted: the measured build's). ``DoesNotFit`` (a ``SpecError``)
+    if the data does not fit a DPU's MRAM or WRAM."""
     table = kernels()
     if name not in table:
         raise unknown("PrIM kernel", name, table)
     if dpus < 1 or not 1 <= size <= MAX_SIZE:
         raise SpecError(f"{name}: DPUs must be >= 1 and the size in [1, {MAX_SIZE}] (the host programs' unsigned "
                         f"int), got dpus={dpus}, size={size}")
-    run = table[name].describe(dpus, size)
+    checked = check_shape(name, shape)
+    if name == "TRNS":
+        tile = 8 * int(checked.get("rows", 4)) * int(checked.get("cols", 8))
+        if 2 * tile * TASKLETS > WRAM_BYTES:
+            raise DoesNotFit(f"TRNS with tiles of {tile:,} B needs {2 * tile * TASKLETS / 1024:.0f} KiB of WRAM for "
+                             f"two tiles per tasklet; a DPU has 64 KiB: use smaller rows x cols")
+    run = table[name].describe(dpus, size, **checked)
     if run.mram_bytes > MRAM_BYTES:
-        raise SpecError(f"{name} with size {size} on {dpus} DPUs needs {run.mram_bytes / 2**20:.0f} MiB of MRAM per "
-                        f"DPU; a DPU has 64 MiB: use a smaller size (or more DPUs where the kernel splits its data)")
+        where = ", ".join(f"{k}={v}" for k, v in checked.items())
+        raise DoesNotFit(f"{name} with size {size}{' (' + where + ')' if where else ''} on {dpus} DPUs needs "
+                         f"{run.mram_bytes / 2**20:.0f} MiB of MRAM per DPU; a DPU has 64 MiB: use a smaller size "
+                         f"(or more DPUs where the kernel splits its data)")
     return run

@@ -66,30 +66,37 @@ MLP_MUL_BITS = 1.0
 the smaller operand is 0 or 1 and ``__mulsi3`` exits after one step."""
 
 
-@lru_cache(maxsize=1)
+TS_STEP = 64
+"""Elements per TS block: ``BLOCK_SIZE / sizeof(DTYPE)`` = 256 B / 4 (BL unset: TS/support/common.h:9-10,
+TS/dpu/task.c:15,112 in PrIM; the same in uPIMulator's build)."""
+
+
+@lru_cache(maxsize=8)
 def ts_mul_bits(query_length: int = 64) -> float:
-    """TS dot products: mean steps of ``A[j+i] * q[i]`` with tSeries[x] = x % 127 and query[i] = i % 127
-    (DP/ts:26-27, U/TS/host/app.c:38-52), over i, j < 64 and the block's phase in the period of 127."""
+    """TS dot products: mean steps of ``A[j+i] * q[i]`` with tSeries[x] = x % 127 and query[x] = x % 127
+    (DP/ts:26-27, U/TS/host/app.c:38-52; PrIM TS/host/app.c:38-48), over the query's elements i, the block's
+    64 offsets j and the block's phase in the period of 127."""
     r = np.arange(127)[:, None, None]
     i = np.arange(query_length)[None, :, None]
-    j = np.arange(query_length)[None, None, :]
-    return float(bit_length(np.minimum((r + i + j) % 127, i)).mean())
+    j = np.arange(TS_STEP)[None, None, :]
+    return float(bit_length(np.minimum((r + i + j) % 127, i % 127)).mean())
 
 
 def ts_slice(ts_size: int, dpus: int, query_length: int = 64, tasklets: int = TASKLETS) -> int:
     """TS elements per DPU: ts_size rounded up to a multiple of dpus x tasklets x query_length (DP/ts:22-26,
-    U/TS/host/app.c:144-145), split over the DPUs."""
+    U/TS/host/app.c:144-145; PrIM TS/host/app.c:144-145,173), split over the DPUs."""
     unit = dpus * tasklets * query_length
     return ceil_div(ts_size, unit) * unit // dpus
 
 
 def ts_blocks(slice_per_dpu: int, query_length: int = 64, tasklets: int = TASKLETS) -> tuple[int, int]:
-    """(64-element blocks of the busiest tasklet, blocks of the whole DPU): every tasklet runs
-    ceil((slice / T - 1) / 64) blocks, the last one stops at slice - query_length (U/TS/dpu/task.c:69-73,112)."""
+    """(64-element blocks of the busiest tasklet, blocks of the whole DPU): tasklet t covers [t per, (t+1) per - 1]
+    with per = slice / T, the last one stops at slice - query_length, in steps of 64 elements
+    (U/TS/dpu/task.c:69-73,112; PrIM TS/dpu/task.c:69-73,112)."""
     per = slice_per_dpu // tasklets
-    busiest = ceil_div(per - 1, query_length)
+    busiest = ceil_div(per - 1, TS_STEP)
     last_end = min(15 * per + per - 1, slice_per_dpu - query_length)
-    last = max(0, ceil_div(last_end - 15 * per, query_length))
+    last = max(0, ceil_div(last_end - 15 * per, TS_STEP))
     return busiest, busiest * (tasklets - 1) + last
 
 
@@ -160,9 +167,10 @@ def _search_block(addr: np.ndarray, x: np.ndarray, elems: int) -> tuple[np.ndarr
     return np.where(hit, 1, np.where(le, -1, -2)), compares
 
 
-def bs_queries_per_dpu(n: int, dpus: int, tasklets: int = TASKLETS) -> int:
-    """N / 8 queries rounded up to a multiple of dpus x tasklets, split over the DPUs (DP/bs:20-27,35)."""
-    q = n // 8
+def bs_queries_per_dpu(n: int, dpus: int, tasklets: int = TASKLETS, queries: int | None = None) -> int:
+    """Queries per DPU: ``queries`` (None: N / 8, uPIMulator's DP/bs:20-27,35) rounded up to a multiple of
+    dpus x tasklets and split over the DPUs (U/BS/host; PrIM BS/host/app.c:93-94)."""
+    q = n // 8 if queries is None else queries
     unit = dpus * tasklets
     return ceil_div(q, unit) * unit // dpus
 
@@ -198,6 +206,20 @@ def trns_cycles(m_blocks: int, n: int = 8) -> TransposeCycles:
             cycles += 1
             moved += length
     return TransposeCycles(tile_max, fixed, cycles, moved)
+
+
+def bit_length_int(value: int) -> int:
+    return max(1, int(value).bit_length())
+
+
+def trns_step2_bits(m: int, n: int) -> tuple[float, float]:
+    """TRNS step 2 over the tile's elements i < m n (U/TRNS/dpu:67-69; PrIM TRNS/dpu/task.c:67-69): (mean
+    ``__mulsi3`` steps of ``i * m`` plus ``(m n - 1) * (i / n)``, mean instructions of ``__udiv32`` for ``i / n``:
+    5 below n, else 7 + one ``div_step`` per bit of the quotient). m = 4, n = 8: (4.31, 7.75)."""
+    count = m * n
+    bits = sum(bit_length_int(min(i, m)) + bit_length_int(min(count - 1, i // n)) for i in range(count))
+    udiv = sum(5 if i < n else 7 + bit_length_int(i) - bit_length_int(n) + 1 for i in range(count))
+    return bits / count, udiv / count
 
 
 def log2(value: int) -> float:

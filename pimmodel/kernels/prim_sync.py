@@ -113,10 +113,13 @@ BS_COMPARE = ACCESS + 2 + LOOP
 """Per element of ``search``'s linear scan (:23-28): address, load, 64-bit equality, loop."""
 
 
-def bs(dpus: int, size: int) -> KernelRun:
+def bs(dpus: int, size: int, queries: int | None = None) -> KernelRun:
     """BS (int64, 256-B blocks): each tasklet runs its queries one after another, one 256-B DMA per search step
-    (U/BS/dpu:65-151); the whole array, one buffer prepared for every DPU, goes to every DPU (U/BS/host:128-134)."""
-    q = D.bs_queries_per_dpu(size, dpus)
+    (U/BS/dpu:65-151); the whole array, one buffer prepared for every DPU, goes to every DPU (U/BS/host:128-134).
+    ``size``: the sorted array's length (uPIMulator's data_prep_param; PrIM's compile-time INPUT_SIZE = 2,048,576,
+    BS/support/common.h:25); ``queries``: the query count (None: size / 8 as uPIMulator prepares it; PrIM's ``-i``,
+    BS/support/params.h:22,39), rounded up to a multiple of DPUs x 16 (BS/host/app.c:93-94)."""
+    q = D.bs_queries_per_dpu(size, dpus, queries=queries)
     path = D.bs_search(size, q * dpus)
     edge_reads = path.block_reads - 2 - path.iterations
     per_query = (3 * DMA_CONST + 8 + BS_ITERATION * path.iterations + edge_reads * (DMA_CONST + 4 + 3 + 2)
@@ -137,42 +140,61 @@ TS_DISTANCE = _ops(b=3 * ACCESS + 3 * CALL + UDIV + 10 + 8 + 2 + LOOP + 1, add=2
 ~6 steps each), a signed ``__div32`` (~10 steps + ~8 sign fix-ups), compare, loop, the rare minimum update."""
 
 
-def ts(dpus: int, size: int) -> KernelRun:
-    """TS (int32, query 64, 256-B blocks): per 64-element block zero 64 partial products, 3 + 2 DMAs of 256 B,
-    4,096 MACs and 64 distances (U/TS/dpu:112-148); serial ``dpu_copy_to`` of the arguments (U/TS/host:191-196)."""
-    e = D.ts_slice(size, dpus)
-    busiest, blocks = D.ts_blocks(e)
+def _ts_mac(query_length: int) -> dict[str, float]:
+    return {**TS_MAC, "mul32_bits": D.ts_mul_bits(query_length)}
+
+
+def ts(dpus: int, size: int, query_length: int = 64) -> KernelRun:
+    """TS (int32, 256-B blocks of 64 elements): per 64-element block zero 64 partial products, then
+    query_length / 64 times 3 DMAs of 256 B and 4,096 MACs, then 2 DMAs and 64 distances (U/TS/dpu:112-148; PrIM
+    TS/dpu/task.c:112-148, the query loop :120-129); serial ``dpu_copy_to`` of the arguments (U/TS/host:191-196).
+    ``size``: the series length n (PrIM ``-n``, TS/support/params.h:24,46), ``query_length``: m (PrIM ``-m``,
+    default 256, TS/support/params.h:25,32; the measured uPIMulator build: 64)."""
+    e = D.ts_slice(size, dpus, query_length)
+    busiest, blocks = D.ts_blocks(e, query_length)
+    dots = query_length // D.TS_STEP
     active = TASKLETS - 1 + (1 if blocks > busiest * (TASKLETS - 1) else 0)
-    ops = {k: v * 4096 * blocks for k, v in TS_MAC.items()}
+    ops = {k: v * 4096 * dots * blocks for k, v in _ts_mac(query_length).items()}
     for k, v in TS_DISTANCE.items():
         ops[k] = ops.get(k, 0) + v * 64 * blocks
-    ops[B] += blocks * (64 * (ACCESS + LOOP) + 5 * DMA_CONST + 7 + 64 * (LOOP + 2))
-    work = Work(ops, dmas=(Dma("read", 256, active, 5 * blocks),))
-    host = (HostCall("arguments", 28, True, mode="serial", memory="wram"), HostCall("query", 256, True),
-            HostCall("series", 4 * (e + 64), True, calls=3), HostCall("results", 16 * TASKLETS, False, memory="wram"))
+    # per block: zero 64 partial products, the DMAs, the query loop's control and address updates, the distances'
+    # loop control
+    ops[B] += blocks * (64 * (ACCESS + LOOP) + (3 * dots + 2) * DMA_CONST + 7 + (dots - 1) * (LOOP + 2)
+                        + 64 * (LOOP + 2))
+    work = Work(ops, dmas=(Dma("read", 256, active, (3 * dots + 2) * blocks),))
+    host = (HostCall("arguments", 28, True, mode="serial", memory="wram"), HostCall("query", 4 * query_length, True),
+            HostCall("series", 4 * (e + query_length), True, calls=3),
+            HostCall("results", 16 * TASKLETS, False, memory="wram"))
     return KernelRun("TS", 1, (_setup(6), Section("blocks", True, 1, work, tasklets=active)), host,
-                     mram_bytes=256 + 12 * (e + 64))
+                     mram_bytes=4 * query_length + 12 * (e + query_length))
 
 
-TRNS_STEP2_ELEMENT = _ops(b=3 * CALL + 2 * ACCESS + LOOP + 7.75, add=1, mul=2, bits=4.31)
-"""Step 2 per element (U/TRNS/dpu:67-69): ``i * m`` and ``(m n - 1) * (i / n)`` (two ``__mulsi3``: 2.81 and 1.5
-mean steps for i < 32, m = 4, n = 8), ``i / n`` (``__udiv32``: 5 instructions below 8, else 7 + 1-2 steps: 7.75
-mean), subtract, load data[i], store backup[...], loop."""
+def _trns_step2_element(m: int, n: int) -> dict[str, float]:
+    """Step 2 per element (U/TRNS/dpu:67-69; PrIM TRNS/dpu/task.c:67-69): ``i * m`` and ``(m n - 1) * (i / n)``
+    (two ``__mulsi3``), ``i / n`` (``__udiv32``), subtract, load data[i], store backup[...], loop; the
+    data-dependent steps from ``prim_data.trns_step2_bits`` (m = 4, n = 8: 2.81 + 1.5 steps, 7.75 instructions)."""
+    bits, udiv = D.trns_step2_bits(m, n)
+    return _ops(b=3 * CALL + 2 * ACCESS + LOOP + udiv, add=1, mul=2, bits=bits)
+
+
+TRNS_STEP2_ELEMENT = _trns_step2_element(4, 8)
 TRNS_NEXT = _ops(b=3 * CALL + UDIV + 8 + 3, add=2, mul=2, bits=14)
 """``next_in_cycle = tile * M_ - tile_max * (tile / n)`` (U/TRNS/dpu:106,114): two ``__mulsi3`` (~7 steps each),
 one ``__udiv32`` (~8 steps), subtract, compare."""
+TRNS_DMA_MAX = 2048
+"""Step 2 moves a tile in DMAs of at most 2,048 B (PrIM TRNS/dpu/task.c:141-160)."""
 
 
-def _trns_step3(m_blocks: int) -> Section:
+def _trns_step3(m_blocks: int, m: int = 4, n: int = 8) -> Section:
     """Step 3 (U/TRNS/dpu:77-130): tiles handed out under ``tile_mutex``; each non-fixed tile is read and its done
     bit read under ``done_mutex``; each cycle is followed once (read, read-and-set the done bit under
-    ``done_mutex`` with an 8-B read and an 8-B write inside the lock, write, copy 4 int64)."""
-    c = D.trns_cycles(m_blocks)
+    ``done_mutex`` with an 8-B read and an 8-B write inside the lock, write, copy m int64)."""
+    c = D.trns_cycles(m_blocks, n)
     taken, follow = c.tiles - c.fixed, c.moved + c.cycles
     ops = {k: v * (taken + follow) for k, v in TRNS_NEXT.items()}
-    ops[B] += taken * (3 + DMA_SETUP + 3) + follow * (3 + DMA_SETUP + 3 + 4 * (2 * ACCESS + LOOP)) \
+    ops[B] += taken * (3 + DMA_SETUP + 3) + follow * (3 + DMA_SETUP + 3 + m * (2 * ACCESS + LOOP)) \
         + c.moved * (3 + DMA_SETUP) + (c.tiles + TASKLETS) * 3
-    dmas = (Dma("read", 32, TASKLETS, taken + follow), Dma("write", 32, TASKLETS, c.moved))
+    dmas = (Dma("read", 8 * m, TASKLETS, taken + follow), Dma("write", 8 * m, TASKLETS, c.moved))
     tiles = Chain("mutex", c.tiles + TASKLETS, _ops(b=4, add=1), lock="tile_mutex")
     # get_done: acquire, ldma (8 B, address computed before the lock), load, bit test (4), release;
     # get_and_set_done: the same plus set the bit (or, store) and sdma (8 B) (U/TRNS/dpu:177-199)
@@ -181,18 +203,25 @@ def _trns_step3(m_blocks: int) -> Section:
     return Section("step3", True, 1, Work(ops, dmas=dmas, chains=(tiles, done)))
 
 
-def trns(dpus: int, size: int) -> KernelRun:
-    """TRNS (int64, (4 M_) x (64 x 8)): 64 column blocks, one per DPU per round, so ceil(64 / n) rounds of two
-    launches (U/TRNS/host:114-235); step 1 is 4 M_ pushes of 64 B per DPU per round (:138-145)."""
-    rounds = ceil_div(64, dpus)
+def trns(dpus: int, size: int, rows: int = 4, blocks: int = 64, cols: int = 8) -> KernelRun:
+    """TRNS (int64): an (M_ m) x (N_ n) matrix with M_ = ``size``, m = ``rows``, N_ = ``blocks``, n = ``cols``
+    (PrIM ``-o -m -p -n``, TRNS/support/params.h:27-30,36-39; the measured uPIMulator build: m = 4, N_ = 64,
+    n = 8). One column block per DPU per round, so ceil(N_ / DPUs) rounds of two launches (U/TRNS/host:114-235;
+    PrIM TRNS/host/app.c:114-235); step 1 is M_ m pushes of 8 n B per DPU per round (:138-145); step 2 moves
+    M_ tiles of m x n (:65-71 of the DPU code), step 3 follows the cycles of M_ n - 1 tiles of m (:94-127)."""
+    rounds = ceil_div(blocks, dpus)
     active = min(TASKLETS, size)
-    step2 = {k: v * 32 * size for k, v in TRNS_STEP2_ELEMENT.items()}
-    step2[B] += size * 2 * (12 + DMA_SETUP)
+    tile_bytes = 8 * rows * cols
+    chunks = ceil_div(tile_bytes, TRNS_DMA_MAX)
+    step2 = {k: v * rows * cols * size for k, v in _trns_step2_element(rows, cols).items()}
+    step2[B] += size * 2 * chunks * (12 + DMA_SETUP)
     tiles = Section("step2", True, rounds,
-                    Work(step2, dmas=(Dma("read", 256, active, size), Dma("write", 256, active, size))),
+                    Work(step2, dmas=(Dma("read", tile_bytes / chunks, active, chunks * size),
+                                      Dma("write", tile_bytes / chunks, active, chunks * size))),
                     tasklets=active)
-    step3 = _trns_step3(size)
+    step3 = _trns_step3(size, rows, cols)
     sections = (Section("setup", True, 2 * rounds, _setup(3).work), tiles,
                 Section(step3.name, True, rounds, step3.work))
-    host = (HostCall("tiles", 64, True, calls=rounds * 4 * size), HostCall("matrix", 256 * size, False, calls=rounds))
-    return KernelRun("TRNS", 2 * rounds, sections, host, mram_bytes=264 * size)
+    host = (HostCall("tiles", 8 * cols, True, calls=rounds * rows * size),
+            HostCall("matrix", tile_bytes * size, False, calls=rounds))
+    return KernelRun("TRNS", 2 * rounds, sections, host, mram_bytes=tile_bytes * size + size * cols)

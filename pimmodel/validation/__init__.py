@@ -10,6 +10,8 @@ this order (``cases.GROUPS``; ``cases.GROUP_INFO`` says what each is evidence of
   model vs the functional emulator on configurations not used for calibration; consistency of the equations with
   the kernels, NOT evidence about hardware.
 - ``finding`` (``findings.py``): the PIM-Opt study's qualitative findings as comparisons between model outputs.
+- ``training`` (``training.py``, only when asked for): real end-to-end training runs (dpu_kmeans) against the
+  training families; rows no family expresses are listed with the reason.
 
 ``validate()`` returns a frozen ``ValidationReport``; ``to_record()`` is exactly what ``pimmodel validate
 --json`` prints. The same data drives the parametrized tests in ``tests/validation``.
@@ -22,17 +24,29 @@ from typing import Any
 
 from ..calibration.result import CalibrationResult, load_calibration
 from ..specs import HardwareSpec
-from .cases import GROUP_ALIASES, GROUP_INFO, GROUPS, KINDS, Case, Target, ValidationReport, canonical_group, ordered
+from .cases import (
+    DEFAULT_GROUPS,
+    GROUP_ALIASES,
+    GROUP_INFO,
+    GROUPS,
+    KINDS,
+    Case,
+    Target,
+    ValidationReport,
+    canonical_group,
+    ordered,
+)
 from .consistency import consistency_cases
 from .findings import finding_cases
-from .hardware import HardwareRun, hardware_cases, hardware_targets
+from .hardware import HardwareRun, hardware_cases, hardware_targets, scale_test_section
 from .published import published_cases
 
-__all__ = ["GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "Case", "Target", "ValidationReport", "canonical_group",
-           "consistency_cases", "finding_cases", "hardware_cases", "hardware_targets", "published_cases", "validate"]
+__all__ = ["DEFAULT_GROUPS", "GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "Case", "Target", "ValidationReport",
+           "canonical_group", "consistency_cases", "finding_cases", "hardware_cases", "hardware_targets",
+           "published_cases", "validate"]
 
 
-def validate(hw: HardwareSpec, groups: Iterable[str] = GROUPS,
+def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
              calibration: CalibrationResult | None = None) -> ValidationReport:
     """Run the selected groups (ids or aliases; reported in ``GROUPS`` order) with ``calibration`` (None: the
     shipped one)."""
@@ -46,11 +60,21 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = GROUPS,
             run = HardwareRun.on(hw)
             cases += run.cases()
             targets += run.targets()
-            details["hardware"] = {"kernels": run.kernels()}
+            scale_targets, scale = scale_test_section(hw)
+            targets += scale_targets
+            details["hardware"] = {"kernels": run.kernels(), "test_sources": scale}
         elif group == "published":
             cases += published_cases(hw)
         elif group == "emulator":
             cases += consistency_cases(hw, cal)
+        elif group == "training":
+            # lazy import: the training runs' module loads the K-means equations only when asked for
+            from .training import kmeans_cases, training_details
+
+            more, aims = kmeans_cases(hw)
+            cases += more
+            targets += aims
+            details["training"] = training_details(hw)
         else:
             cases += finding_cases(hw, cal)
     return ValidationReport(tuple(cases), hw.name, cal.label, selected, tuple(targets), details)

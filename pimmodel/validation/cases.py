@@ -26,8 +26,10 @@ from typing import Any
 
 from ..errors import unknown
 
-GROUPS = ("hardware", "published", "emulator", "finding")
+GROUPS = ("hardware", "published", "emulator", "finding", "training")
 """Group ids, in the order a run reports them (the hardware group first)."""
+DEFAULT_GROUPS = ("hardware", "published", "emulator", "finding")
+"""What a run without ``--group`` checks; ``training`` (real end-to-end training runs) is asked for by name."""
 GROUP_ALIASES = {"consistency": "emulator"}
 """Other names a user may give ``--group``: the model-vs-emulator group is a consistency check."""
 KINDS = ("within", "below", "above")
@@ -55,6 +57,10 @@ GROUP_INFO: dict[str, GroupInfo] = {
     "finding": GroupInfo(
         "finding: the PIM-Opt study's qualitative findings",
         "about agreement with the study's reported findings (orderings and ratios of model outputs)"),
+    "training": GroupInfo(
+        "training: real end-to-end training runs on UPMEM (test rows, never fitted)",
+        "about real hardware: whole training runs of other programs (dpu_kmeans) priced with the same primitives; "
+        "rows no family expresses yet are listed with the reason"),
 }
 
 

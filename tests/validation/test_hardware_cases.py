@@ -108,7 +108,10 @@ def test_group_shape() -> None:
     assert all({"kernel", "dpus", "size", "group", "name", "ok"} <= set(c) for c in record["cases"])
     group = record["groups"]["hardware"]
     assert (group["cases"], group["passed"]) == (64, 64 - len(KNOWN_DISCREPANCIES))
-    assert (group["targets"], group["targets_met"]) == (6, sum(TARGETS_MET.values()))
+    # the upmem-scale test sources' targets: tests/validation/test_scale_sources.py
+    scale = [t for t in record["targets"] if t["kernel"] in ("vpim", "memclave", "upmem-scale", "held-out")]
+    assert (group["targets"] - len(scale), group["targets_met"] - sum(t["met"] for t in scale)) == \
+        (6, sum(TARGETS_MET.values()))
     kernels = {r["kernel"]: r for r in group["kernels"]}
     assert set(kernels) == {m.kernel for m in load_measurements()}
     assert round(kernels["GEMV"]["upimulator_kernel_mape"], 1) == 41.4 and kernels["GEMV"]["role"] == "test"

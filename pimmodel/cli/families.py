@@ -1,0 +1,150 @@
+"""The training families on the command line: ``--workload kmeans --points 25.6M --dims 16 --clusters 16`` for
+``predict``, ``scale`` and ``emulate`` (the options are declared here once; ``--workload linear``, the default, is
+the study's LR/SVM family and its own options)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..specs.families import FAMILIES
+
+Workload = Annotated[str, typer.Option("--workload", help=f"Training workload family: {', '.join(FAMILIES)} "
+                                       "(linear: the study's LR/SVM with --optimizer, --dataset, --model).")]
+Points = Annotated[str | None, typer.Option("--points", help="K-means: points (e.g. 25.6M, 100k).")]
+Dims = Annotated[int | None, typer.Option("--dims", help="K-means: features per point.")]
+Clusters = Annotated[int | None, typer.Option("--clusters", help="K-means: clusters k.")]
+Iterations = Annotated[int | None, typer.Option("--iterations", help="K-means: Lloyd iterations (default: the "
+                                                "emulator's count on a synthetic sample).")]
+NInit = Annotated[int, typer.Option("--n-init", help="K-means: restarts (dpu_kmeans' default 10 in its "
+                                    "benchmarks; each restart repeats the iterations).")]
+
+
+def _sizes(points: str | None, dims: int | None, clusters: int | None) -> tuple[int, int, int]:
+    # lazy imports keep the CLI's cold start fast
+    from ..errors import SpecError
+    from ..specs.families import parse_count
+
+    missing = [f for f, v in (("--points", points), ("--dims", dims), ("--clusters", clusters)) if v is None]
+    if missing:
+        raise SpecError(f"--workload kmeans needs {', '.join(missing)}, e.g. --points 25.6M --dims 16 --clusters 16")
+    assert points is not None and dims is not None and clusters is not None
+    if dims < 1 or clusters < 1:
+        raise SpecError("--dims and --clusters must be positive")
+    return parse_count(points, "--points"), dims, clusters
+
+
+def check_workload(workload: str) -> str:
+    # lazy imports keep the CLI's cold start fast
+    from ..specs.families import family_info
+
+    return family_info(workload).name
+
+
+def predict_family(workload: str, hardware: str, dpus: list[int], points: str | None, dims: int | None,
+                   clusters: int | None, iterations: int | None, n_init: int, output: Path | None, json: bool,
+                   scaling: bool = False) -> None:
+    """``predict`` / ``scale`` of a family other than ``linear``."""
+    # lazy imports keep the CLI's cold start fast
+    from ..errors import SpecError
+    from ..families import predict_kmeans
+    from . import options as O
+
+    n, d, k = _sizes(points, dims, clusters)
+    if iterations is not None and iterations < 1:
+        raise SpecError("--iterations must be at least 1")
+    if n_init < 1:
+        raise SpecError("--n-init must be at least 1")
+    O.check_output(output)
+    hw = O.hardware(hardware)
+    records = [predict_kmeans(n, d, k, c, hw, iterations, n_init) for c in dpus]
+    if scaling:
+        base = records[0]["per_iteration_s"]["total"]
+        for r in records:
+            speedup = base / r["per_iteration_s"]["total"]
+            r["scaling_metrics"] = {"speedup": speedup, "efficiency": speedup / (r["dpus"] / records[0]["dpus"])}
+    record = {"points": records, "provenance": O.provenance(hardware)}
+    if O.finish(record, output, "points", json):
+        return
+    _table(records, scaling)
+
+
+def _table(records: list[dict[str, Any]], scaling: bool) -> None:
+    # lazy imports keep the CLI's cold start fast
+    from rich import box
+    from rich.table import Table
+
+    from ..phases import PHASE_LABELS, PHASES
+    from ..report.tables import stdout_console
+
+    r0 = records[0]
+    table = Table(title=f"K-means (dpu_kmeans) · {r0['points']:,} points x {r0['dims']} dims · k = {r0['clusters']} · "
+                  f"{r0['iterations']:g} iterations ({r0['iterations_from']}) · {r0['hardware']}",
+                  title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("DPUs", justify="right")
+    for p in PHASES:
+        table.add_column(PHASE_LABELS[p] + " ms", justify="right")
+    table.add_column("per iter. ms", justify="right")
+    table.add_column("run s", justify="right")
+    if scaling:
+        table.add_column("speedup", justify="right")
+    for r in records:
+        row = [f"{r['dpus']:,}"] + [f"{1e3 * r['per_iteration_s'][p]:.3g}" for p in PHASES]
+        row += [f"{1e3 * r['run_s']['per_iteration']:.4g}", f"{r['run_s']['total']:.4g}"]
+        if scaling:
+            row.append(f"{r['scaling_metrics']['speedup']:.2f}")
+        table.add_row(*row)
+    stdout_console().print(table)
+
+
+def load_points(dataset: str, points: str | None, dims: int | None, clusters: int, seed: int) -> Any:
+    """K-means data for ``emulate``: ``blobs`` (synthetic, --points and --dims), ``iris`` or ``wine``
+    (scikit-learn's bundled data sets) or a .npy file of shape (points, dims)."""
+    # lazy imports keep the CLI's cold start fast
+    import numpy as np
+
+    from ..emulator.kmeans import blobs
+    from ..errors import DataError, SpecError
+    from ..specs.families import parse_count
+
+    if dataset in ("blobs", "synthetic-yfcc"):
+        if points is None or dims is None:
+            raise SpecError("--workload kmeans --dataset blobs needs --points and --dims")
+        return blobs(parse_count(points, "--points"), dims, clusters, seed)
+    if dataset in ("iris", "wine"):
+        try:
+            from sklearn import datasets
+        except ImportError:
+            raise DataError(f"--dataset {dataset} needs scikit-learn: pip install 'pimmodel[sklearn]'") from None
+        return getattr(datasets, f"load_{dataset}")().data
+    path = Path(dataset)
+    if path.suffix == ".npy" and path.is_file():
+        return np.load(path)
+    raise SpecError(f"--workload kmeans --dataset takes blobs, iris, wine or a .npy file, got {dataset!r}")
+
+
+def emulate_family(workload: str, dataset: str, hardware: str, dpus: int, points: str | None, dims: int | None,
+                   clusters: int | None, n_init: int, seed: int, output: Path | None, json: bool) -> None:
+    """``emulate`` of a family other than ``linear``: train in the emulator, its phases beside the model's."""
+    # lazy imports keep the CLI's cold start fast
+    from ..errors import SpecError
+    from ..families import emulate_kmeans
+    from . import options as O
+
+    if clusters is None or clusters < 1:
+        raise SpecError("--workload kmeans needs --clusters (a positive count)")
+    O.check_output(output)
+    hw = O.hardware(hardware)
+    data = load_points(dataset, points, dims, clusters, seed)
+    result = emulate_kmeans(data, clusters, dpus, hw, n_init=n_init, seed=seed)
+    record = {**result, "provenance": O.provenance(hardware, seed=seed)}
+    if O.finish(record, output, None, json):
+        return
+    e, m = result["emulated"], result["model"]
+    typer.echo(f"K-means emulated on {dpus:,} DPUs: {e['points']:,} points x {e['dims']}, k = {clusters}, "
+               f"{result['iterations']} iterations, inertia {result['inertia']:.6g}")
+    typer.echo("per iteration (ms)   emulator     model   (consistency, not evidence about hardware)")
+    for p in e["per_iteration_s"]:
+        typer.echo(f"  {p:<18} {1e3 * e['per_iteration_s'][p]:9.4g} {1e3 * m['per_iteration_s'][p]:9.4g}")

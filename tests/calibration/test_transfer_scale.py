@@ -117,3 +117,18 @@ def test_stored_sets_are_a_refit(hw) -> None:  # type: ignore[no-untyped-def]
         for name, value in stored["machines"][m].items():
             assert refit["machines"][m][name] == pytest.approx(value, rel=1e-3)
     assert refit["launch"]["launch_per_rank_s"] == pytest.approx(stored["launch"]["launch_per_rank_s"], rel=1e-6)
+
+
+def test_validate_reports_the_test_sources_transfers(hw) -> None:  # type: ignore[no-untyped-def]
+    """Both directions of the PrIM test runs, per source, beside the fit files' error; the interval comes from the
+    fit files only (the stored sets and residuals), so the measured test times decide nothing but the error."""
+    from pimmodel.validation.hardware import scale_transfer_section
+
+    targets, detail = scale_transfer_section(hw)
+    assert {t.kernel for t in targets} == {"vpim", "memclave"}
+    assert {"vpim to-dpu", "vpim from-dpu", "memclave to-dpu", "memclave from-dpu", "all"} <= set(detail["sources"])
+    assert detail["fit"]["upvec"]["from-dpu parallel mram (upstream)"] < 20
+    for p in detail["points"]:
+        assert p["low_ms"] < p["predicted_ms"] < p["high_ms"]
+        assert p["error_pct"] == pytest.approx(100 * (p["predicted_ms"] / p["measured_ms"] - 1))
+    assert 320 in detail["sources"]["vpim to-dpu"]["dpus"] and 480 in detail["sources"]["vpim from-dpu"]["dpus"]

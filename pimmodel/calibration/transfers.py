@@ -300,3 +300,26 @@ def transfer_interval(bytes_per_dpu: float, dpus: int, hw: HardwareSpec, directi
     seconds = float(host_transfer_s(bytes_per_dpu, dpus, hw, direction == "to-dpu", mode, memory))
     half = Z_95 * transfer_log_sd(bytes_per_dpu, dpus, hw, direction, mode, memory)
     return seconds, seconds * math.exp(-half), seconds * math.exp(half)
+
+
+def epoch_interval(record: dict[str, Any], hw: HardwareSpec) -> tuple[float, float]:
+    """A 95 % interval of a prediction record's epoch (``per_epoch_s``): the host transfers' log spread
+    (``transfer_log_sd`` at the record's mean bytes per DPU per round) on the two transfer phases, the kernel
+    residuals' conformal half-width (``kernel_interval``, leave one kernel out) on every other phase, composed as
+    independent errors of the phases' seconds."""
+    from .kernel_interval import read_residuals
+
+    sd_dpu = read_residuals().half_log() / Z_95
+    per = record["per_epoch_s"]
+    rounds = max(float(record.get("rounds_per_epoch") or 1), 1.0)
+    n = int(record["dpus"])
+    var = 0.0
+    for phase, direction, key in (("host_to_pim", "to-dpu", "host_to_pim"), ("pim_to_host", "from-dpu",
+                                                                                 "pim_to_host")):
+        per_dpu = max(float(record["per_epoch_bytes"].get(key, 0.0)) / rounds / n, 8.0)
+        var += (float(per[phase]) * transfer_log_sd(per_dpu, n, hw, direction)) ** 2
+    rest = float(per["total"]) - float(per["host_to_pim"]) - float(per["pim_to_host"])
+    var += (rest * sd_dpu) ** 2
+    total = float(per["total"])
+    rel = math.sqrt(var) / total if total > 0 else 0.0
+    return total * math.exp(-Z_95 * rel), total * math.exp(Z_95 * rel)

@@ -122,11 +122,12 @@ def _table(name: str, rows: list[dict]) -> None:
 def _fit(hardware: str, as_json: bool) -> None:
     from ..calibration.transfers import fit_all  # lazy imports keep the CLI's cold start fast
 
-    result = fit_all(O.hardware(hardware))
+    hw = O.hardware(hardware)
+    result = fit_all(hw)
     if as_json:
         from ..report.json import emit
 
-        emit(result)
+        emit({**result, "provenance": O.provenance(hw)})
         return
     for machine, values in result["machines"].items():
         typer.echo(f"{machine}: " + ", ".join(f"{k} = {v:.4g}" for k, v in values.items()))

@@ -41,3 +41,22 @@ def test_bad_input_is_one_line(args) -> None:  # type: ignore[no-untyped-def]
     r = cli("transfer", *args)
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_predict_and_scale_records_carry_the_epoch_interval() -> None:
+    """low_s / high_s: the transfer spread on the two transfer phases and the kernel residuals on the rest."""
+    import math
+
+    from pimmodel.calibration.kernel_interval import read_residuals
+    from pimmodel.calibration.transfers import Z_95
+
+    r = cli("scale", "--dataset", "yfcc100m-hnfc6", "--model", "lr", "--optimizer", "admm", "--dpus", "64,2048",
+            "--json")
+    assert r.returncode == 0, r.stderr
+    for p in json.loads(r.stdout)["points"]:
+        total = p["per_epoch_s"]["total"]
+        assert p["low_s"] < total < p["high_s"]
+        # ADMM on YFCC is DPU-bound: the interval is about the kernel residuals' alone
+        h = read_residuals().half_log()
+        assert math.log(p["high_s"] / total) == pytest.approx(h, rel=0.05)
+        assert Z_95 > 1.9

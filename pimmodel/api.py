@@ -19,6 +19,7 @@ None (the calibration shipped with pimmodel). Errors are ``pimmodel.errors.PimMo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from typing import Any
 from .calibration.result import DEFAULTS_NAME, SHIPPED_PATH, CalibrationResult, load_calibration
 from .costmodel import Prediction
 from .costmodel import predict as _predict
+from .errors import ArgumentError, check_type
 from .specs import DEFAULT_HARDWARE, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
 from .version import environment
 
@@ -40,6 +42,8 @@ HASH_DIGITS = 12
 
 def hardware_of(hardware: HardwareLike) -> HardwareSpec:
     """A hardware spec from a spec, a shipped name or a TOML file."""
+    check_type("hardware", "hardware", hardware, (HardwareSpec, str, Path),
+               "a HardwareSpec, a shipped hardware name or a TOML file path")
     return hardware if isinstance(hardware, HardwareSpec) else load_hardware(str(hardware))
 
 
@@ -48,9 +52,23 @@ def predict(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view:
     """Per-epoch phase times of ``workload`` on ``hardware`` with the coefficients of ``calibration``, in one of
     the two views (``"wall"``: kernel wall time; ``"breakdown"``: the study's instrumented accounting).
     ``check_capacity``: refuse a workload that does not fit the DPUs' MRAM/WRAM (``CapacityError``)."""
+    check_type("predict", "workload", workload, Workload, "a pimmodel.Workload")
+    check_type("predict", "view", view, str, "'wall' or 'breakdown'")
     cal = load_calibration(calibration)
-    return _predict(workload, hardware_of(hardware), cal.coefficients_for(workload), view, cal.label,
-                    check_capacity)
+    hw = hardware_of(hardware)
+    p = _predict(workload, hw, cal.coefficients_for(workload), view, cal.label, check_capacity)
+    note = calibration_note(cal, hw)
+    return p if note is None else dataclasses.replace(p, extra={**dict(p.extra), "calibration_note": note})
+
+
+def calibration_note(cal: CalibrationResult, hw: HardwareSpec) -> str | None:
+    """A sentence when ``cal`` was fitted on emulations of another hardware spec than ``hw`` (its coefficients
+    are kernel counts fitted there; used here without a word they would pass for this machine's)."""
+    made_for = cal.provenance.get("hardware")
+    if not made_for or made_for == hw.name:
+        return None
+    return (f"calibration {cal.label} was fitted on {made_for}, used here for {hw.name}; run `pimmodel calibrate "
+            f"--hardware {hw.name}` for coefficients of this machine")
 
 
 def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view: str = "wall",
@@ -58,6 +76,11 @@ def predict_interval(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWA
     """The central ``level`` interval of every phase from the calibration's coefficient covariance:
     ``{"level", "method", "calibration", "per_epoch_s": {phase: [low, high], "total": [low, high]}}``."""
     from .calibration.interval import interval  # numpy random sampling only when an interval is asked for
+
+    check_type("predict_interval", "workload", workload, Workload, "a pimmodel.Workload")
+    check_type("predict_interval", "level", level, (int, float), "a number in (0, 1)")
+    if not 0 < level < 1:
+        raise ArgumentError("level", f"predict_interval: level must be in (0, 1), not {level!r}")
 
     return interval(workload, hardware_of(hardware), load_calibration(calibration), view, level)
 
@@ -162,6 +185,12 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: HyperPar
     from .emulator.api import emulate as run
     from .emulator.record import trace_record
 
+    check_type("emulate", "dataset", dataset, (str, Path), "a dataset name or a data file path")
+    check_type("emulate", "dpus", dpus, int, "a positive int")
+    check_type("emulate", "model", model, str, "'lr' or 'svm'")
+    check_type("emulate", "optimizer", optimizer, str, "an optimizer name")
+    if options is not None:
+        check_type("emulate", "options", options, Options, "a pimmodel.emulator.api.Options")
     opts = options or Options()
     em = run(dataset, dpus, model, optimizer, hyper, opts, progress)
     predicted = predict(em.workload, em.hardware, calibration=calibration).to_record()

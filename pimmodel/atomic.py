@@ -38,7 +38,7 @@ def check_writable(path: str | Path, what: str = "output") -> Path:
 def replacing(path: str | Path, mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on success it replaces ``path`` (fsynced first),
     on any error it is removed and the error is a one-line ``WriteError``."""
-    target = check_writable(path)
+    target = check_writable(_through_links(Path(path)))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent)
                                else ".")
     try:
@@ -67,6 +67,12 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     with replacing(path, "wb") as handle:
         handle.write(data)
     return Path(path)
+
+
+def _through_links(path: Path) -> Path:
+    """The file a symlink (or a chain of them) points at: writing ``out.json`` that links to ``runs/a.json``
+    replaces ``runs/a.json`` and keeps the link, as ``open(path, "w")`` would."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _mode_of(target: Path) -> int:

@@ -38,3 +38,39 @@ def suggest(name: str, choices: Iterable[str]) -> str:
 def unknown(kind: str, name: str, choices: Iterable[str]) -> PimModelError:
     """An error for an unknown name, with the closest valid one suggested."""
     return SpecError(f"unknown {kind} {name!r}{suggest(name, choices)}")
+
+
+class ArgumentError(PimModelError):
+    """A library function was called with an argument of the wrong type or outside its domain; ``parameter``
+    names the function's parameter (the CLI says which flag gave it, where one did)."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+
+
+def check_type(function: str, parameter: str, value: object, types: type | tuple[type, ...], expected: str) -> None:
+    """Raise ``ArgumentError`` naming ``function``'s ``parameter`` unless ``value`` is one of ``types`` (a bool is
+    never taken for an int)."""
+    kinds = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+        return
+    raise ArgumentError(parameter, f"{function}: {parameter} must be {expected}, not "
+                                   f"{type(value).__name__} {_short(value)}")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+SEED_MAX = 2**32 - 1
+"""The largest seed any command takes: Optuna's samplers and numpy's legacy generator take 32 bits."""
+
+
+def check_seed(parameter: str, value: object, where: str = "") -> int:
+    """``value`` if it is a whole number in [0, 2**32 - 1], else an ``ArgumentError`` naming ``parameter``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise ArgumentError(parameter, f"{where}{parameter} must be a whole number in [0, 2**32 - 1 = {SEED_MAX}], "
+                                       f"got {_short(value)}")
+    return value

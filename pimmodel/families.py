@@ -39,12 +39,26 @@ def emulated_iterations(points: int, dims: int, clusters: int, hw: HardwareSpec,
     return run.iterations, run.events["updates_busiest_per_point"]
 
 
+def kernel_interval_s(shape: KM.KmeansShape, kernel_s: float) -> dict[str, float]:
+    """The 95 % interval of the scale issue (``calibration.kernel_interval``) around the run's kernel time: the PrIM
+    kernels' leave-one-kernel-out error, widened outside their fitted DPU counts and footprints. Applying the PrIM
+    kernels' error to dpu_kmeans' kernel is an assumption (A): it was measured on other kernels."""
+    # lazy import: the residual file is read only for records
+    from .calibration.kernel_interval import interval_from, outside_doublings, read_residuals
+
+    res = read_residuals()
+    d = outside_doublings(res, shape.dpus, float(shape.points_per_dpu * shape.dims * KM.FEATURE_BYTES))
+    low, high = interval_from(res, kernel_s, d)
+    return {"low_s": low, "high_s": high, "half_width": (high - low) / 2 / kernel_s, "outside_doublings": d}
+
+
 def kmeans_record(shape: KM.KmeansShape, hw: HardwareSpec, phases: dict[str, float], iterations: float,
                   n_init: int, source: str) -> dict[str, Any]:
     per = {p: phases[p] for p in PHASES}
     total = sum(per.values())
     run = KM.run_times(phases, iterations)
     run["total"] = n_init * (run["kernel"] + run["inter_core"]) + run["cpu_pim"]
+    interval = kernel_interval_s(shape, run["kernel"]) if hw.name == "upmem-2556" else None
     return {"workload": "kmeans", "family": family_info("kmeans").label, "hardware": hw.name,
             "points": shape.points, "dims": shape.dims, "clusters": shape.clusters, "dpus": shape.dpus,
             "points_per_dpu": shape.points_per_dpu, "task_points": shape.task_points,
@@ -52,7 +66,9 @@ def kmeans_record(shape: KM.KmeansShape, hw: HardwareSpec, phases: dict[str, flo
             "per_iteration_s": {**per, "total": total},
             "shares": {p: (v / total if total else 0.0) for p, v in per.items()},
             "bottleneck": bottleneck(per),
-            "once_s": {p: phases[p] for p in KMC.ONCE}, "run_s": run}
+            "once_s": {p: phases[p] for p in KMC.ONCE}, "run_s": run,
+            "interval": {"kernel_s": interval, "method": "PrIM kernels' leave-one-kernel-out residuals (A for this "
+                         "kernel); only on upmem-2556, the machine they were measured on"}}
 
 
 def predict_kmeans(points: int, dims: int, clusters: int, dpus: int, hw: HardwareSpec,

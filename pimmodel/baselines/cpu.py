@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import SpecError
 from .phases import CPU_PHASES, BaselinePrediction
@@ -273,13 +274,80 @@ def predict_cpu(w: BaselineWorkload, spec: CpuSpec) -> BaselinePrediction:
                "stream_bytes_per_s": level.bytes_per_s if not math.isinf(level.bytes_per_s) else 0.0,
                "dram_bytes_per_s_per_process": dram_bytes_per_s(spec, w.processes),
                **{f"step_{k}_s": v for k, v in per_step.items()}}
+    structure = structure_of(w, spec)
+    missing = [f"{k} {v['value']}" for k, v in structure.items() if not v["run_here"]]
+    run = [f"{k} {v['value']}" for k, v in structure.items() if v["run_here"]]
+    validated = not missing
+    validation = ("structure run here by pimmodel baseline measure (" + ", ".join(run) + "): the model's "
+                  "structure is checked against real training of it" if validated else
+                  "NOT validated as a whole: pimmodel baseline measure does not run " + ", ".join(missing) +
+                  (" (it runs " + ", ".join(run) + ")" if run else ""))
+    validation += "; constants tagged A are assumptions (assumed_constants)"
     return BaselinePrediction(
         device="cpu", spec=spec.name, workload=w.to_record(), per_epoch_s=per_epoch, epochs=w.epochs,
-        steps_per_epoch=steps, combine="sum", bottleneck=bottleneck, validated=True,
-        validation=("model structure validated against real numpy training on the measuring machine "
-                    "(pimmodel baseline measure, constants from its probe); the constants of this spec are "
-                    "published specs and tagged assumptions (see assumptions)"),
-        assumptions=tuple(cpu_model_assumptions(spec, level.name) + assumptions_of(spec)), details=details)
+        steps_per_epoch=steps, combine="sum", bottleneck=bottleneck, validated=validated, validation=validation,
+        assumptions=tuple(cpu_model_assumptions(spec, level.name) + assumptions_of(spec)), details=details,
+        structure=structure, assumed_constants=tuple(assumed_constant_names(spec)),
+        interval=_latency_interval(w, spec))
+
+
+RUN_HERE: dict[str, tuple[Any, ...]] = {
+    "implementation": ("numpy-reference", "pytorch-study"),
+    "exchange": ("shared-memory", "ring"),
+    "processes": (1, 2),
+    "layout": ("dense",),
+}
+"""What ``pimmodel baseline measure`` runs on this machine (a 2-core VM): the numpy reference implementation
+with its shared-memory exchange on 1 and 2 processes, and (torch extra) the study's PyTorch loop with gloo's
+ring all-reduce on 2 processes, dense data only. A prediction whose structure leaves these (128 processes, the
+sparse path) is not validated as a whole (its record says which parts were run)."""
+
+GLOO_LATENCY_RANGE_S = (5e-6, 50e-6)
+"""The plausible range of one gloo ring step's latency (loopback TCP between processes of one 2-socket server),
+tag A, from published all-reduce measurements: a 64 KB gloo all_reduce on a 2-socket Xeon node took 0.23 ms
+(DeepSpeed PR #5391, 2024; about 16 us per step of an 8-rank ring's 14 steps, bandwidth included); a shared-memory
+all-reduce of 10 KB on a 2-socket server with 8 ranks takes 12-15 us (DeepSpeed PR #4049, 2023: under 1 us per
+step, the floor gloo's TCP transport cannot reach, one loopback round trip being several us); gloo's ring over
+TCP between two servers takes 354 us for 1 KB (pytorch/gloo issue #158, 2018). 5 us is a loopback message with
+nothing else running; 50 us is 3x the 8-rank figure, for 128 processes on 128 cores waking each other's gloo
+threads through epoll. The spec's 15 us lies inside."""
+
+
+def structure_of(w: BaselineWorkload, spec: CpuSpec) -> dict[str, dict[str, Any]]:
+    """Each part of the predicted run's structure, its value and whether it is run here (``RUN_HERE``)."""
+    exchange = "none (1 process)" if w.processes == 1 else spec.sync_algorithm
+    parts = {"implementation": spec.implementation, "exchange": exchange, "processes": w.processes,
+             "layout": w.layout}
+    return {k: {"value": v, "run_here": v in RUN_HERE[k] or (k == "exchange" and w.processes == 1)}
+            for k, v in parts.items()}
+
+
+def assumed_constant_names(spec: CpuSpec) -> list[str]:
+    """The spec constants tagged A, as 'section.key'."""
+    return [a.split(" = ", 1)[0] for a in assumptions_of(spec)]
+
+
+def _latency_interval(w: BaselineWorkload, spec: CpuSpec) -> dict[str, Any] | None:
+    """The epoch at both ends of the gloo latency's plausible range, when the spec's exchange latency is an
+    assumption of a ring (gloo) exchange over several processes."""
+    if w.processes == 1 or spec.sync_algorithm != "ring" or "sync.latency_us" not in assumed_constant_names(spec):
+        return None
+    low, high = (predict_epoch_s(w, spec.replace(sync_latency_s=v)) for v in GLOO_LATENCY_RANGE_S)
+    return {"epoch_s": [low, high], "decided_by": "sync.latency_us",
+            "range": [v * 1e6 for v in GLOO_LATENCY_RANGE_S], "unit": "us",
+            "source": "A: published gloo / shared-memory all-reduce latencies on 2-socket servers "
+                      "(baselines.cpu.GLOO_LATENCY_RANGE_S)"}
+
+
+def predict_epoch_s(w: BaselineWorkload, spec: CpuSpec) -> float:
+    """The predicted epoch alone (no interval, no record)."""
+    impl = implementation_of(spec)
+    _, steps = steps_per_epoch(w, impl)
+    per_step = step_phases(w, spec, impl)
+    total = steps * sum(per_step[p] for p in CPU_PHASES)
+    if w.optimizer == "admm":
+        total += sum(admm_round_phases(w, spec, impl).values())
+    return total
 
 
 def cpu_model_assumptions(spec: CpuSpec, level: str) -> list[str]:

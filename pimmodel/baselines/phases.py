@@ -51,6 +51,14 @@ class BaselinePrediction:
     validation: str
     assumptions: tuple[str, ...] = ()
     details: Mapping[str, float] = field(default_factory=dict)
+    structure: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """CPU: each part of the predicted run's structure (implementation, exchange, processes, layout) with its
+    value and whether ``pimmodel baseline measure`` runs that part on this machine (``run_here``)."""
+    assumed_constants: tuple[str, ...] = ()
+    """the spec constants tagged A (assumptions), as 'section.key'."""
+    interval: Mapping[str, Any] | None = None
+    """the epoch over an assumption's plausible range: {"epoch_s": [low, high], "decided_by", "range", "source"}
+    (None: no single assumed constant is ranged)."""
 
     @property
     def epoch_s(self) -> float:
@@ -67,5 +75,7 @@ class BaselinePrediction:
             "per_epoch_s": dict(self.per_epoch_s), "epochs": self.epochs, "total_s": self.total_s,
             "steps_per_epoch": self.steps_per_epoch, "combine": self.combine, "bottleneck": self.bottleneck,
             "validated": self.validated, "validation": self.validation, "assumptions": list(self.assumptions),
-            "details": dict(self.details),
+            "details": dict(self.details), "structure": {k: dict(v) for k, v in self.structure.items()},
+            "assumed_constants": list(self.assumed_constants),
+            "interval": None if self.interval is None else dict(self.interval),
         }

@@ -37,6 +37,12 @@ def prediction_table(records: Sequence[Mapping[str, Any]]) -> Table:
         table.add_row(PHASE_LABELS.get(phase, phase), *cells)
     table.add_section()
     table.add_row("epoch", *(format_seconds(r["per_epoch_s"]["total"]) for r in records))
+    ranged = [r.get("interval") for r in records]
+    if any(ranged):
+        lo_hi = next(i for i in ranged if i)["range"]
+        table.add_row(f"epoch, {lo_hi[0]:g}-{lo_hi[1]:g} us all-reduce latency (A)",
+                      *("-" if not i else f"{format_seconds(i['epoch_s'][0])} - {format_seconds(i['epoch_s'][1])}"
+                        for i in ranged))
     table.add_row(f"total ({first['epochs']} epochs)", *(f"[bold]{format_seconds(r['total_s'])}[/]" for r in records))
     table.add_row("bottleneck", *(PHASE_LABELS.get(r["bottleneck"], r["bottleneck"]) for r in records))
     return table
@@ -61,4 +67,23 @@ def measure_table(report: Mapping[str, Any]) -> Table:
                       format_seconds(c["measured_s"]), format_seconds(c["predicted_s"]),
                       err_text if abs(err) <= ERROR_BOUND else f"[bold red]{err_text}[/]",
                       format_seconds(c["wall_s"]), c["bottleneck"])
+    return table
+
+
+def torch_table(report: Mapping[str, Any]) -> Table:
+    """Measured against predicted epoch of the PyTorch/gloo cases (``torch_measure``)."""
+    summary, spec = report["summary"], report["spec"]
+    table = Table(title=f"CPU model vs PyTorch + gloo training on this machine ({report['processes']} processes)",
+                  caption=f"{summary['within_25_percent']}/{summary['cases']} cases within {ERROR_BOUND:.0%} · "
+                          f"median |error| {summary['median_abs_rel_error']:.1%} · error on the "
+                          f"{summary['error_on']} · probed: call {spec['call_us']:.1f} us, indexing "
+                          f"{spec['index_op_us']:.1f} us, ring step {spec['sync_latency_us']:.1f} us, "
+                          f"{spec['sync_gb_per_s']:.2f} GB/s")
+    for col in ("optimizer", "model", "procs", "measured", "predicted", "error", "bottleneck"):
+        table.add_column(col, justify="left" if col in ("optimizer", "model", "bottleneck") else "right")
+    for c in report["cases"]:
+        err_text = f"{c['rel_error']:+.1%}"
+        table.add_row(c["optimizer"], c["model"], str(c["processes"]), format_seconds(c["measured_s"]),
+                      format_seconds(c["predicted_s"]),
+                      err_text if abs(c["rel_error"]) <= ERROR_BOUND else f"[bold red]{err_text}[/]", c["bottleneck"])
     return table

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ..kernels import pricing
-from ..kernels.prim import describe, kernels
+from ..kernels.prim import active_dpus, describe, kernels
 from ..resources import data_dir
 
 TEST_KERNELS: tuple[str, ...] = ("VA", "GEMV", "RED")
@@ -83,9 +83,10 @@ def predict_point(kernel: str, dpus: int, size: int, hw: Any, **shape: int | str
     """Predicted kernel and host transfer times (ms) of one point on ``hw`` (``shape``: the kernel's shape
     parameters, ``pimmodel.kernels.prim.describe``)."""
     run = describe(kernel, dpus, size, **shape)
-    return {"kernel_ms": 1e3 * float(pricing.kernel_s(run, dpus, hw)),
-            "cpu_to_dpu_ms": 1e3 * float(pricing.host_calls_s(run.host, dpus, hw, to_pim=True)),
-            "dpu_to_cpu_ms": 1e3 * float(pricing.host_calls_s(run.host, dpus, hw, to_pim=False))}
+    used = active_dpus(kernel, dpus, **shape)  # TRNS allocates at most one DPU per column block
+    return {"kernel_ms": 1e3 * float(pricing.kernel_s(run, used, hw)),
+            "cpu_to_dpu_ms": 1e3 * float(pricing.host_calls_s(run.host, used, hw, to_pim=True)),
+            "dpu_to_cpu_ms": 1e3 * float(pricing.host_calls_s(run.host, used, hw, to_pim=False))}
 
 
 def mape(predicted: list[float], measured: list[float]) -> float:

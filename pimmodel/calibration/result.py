@@ -23,7 +23,7 @@ import numpy as np
 
 from ..atomic import write_text
 from ..costmodel.coefficients import COEFFICIENT_DEFAULTS
-from ..errors import SpecError, suggest
+from ..errors import SpecError, check_type, suggest
 from ..resources import data_dir
 from ..specs import MODELS, OPTIMIZERS, Workload
 from ..specs._toml import read_text_file
@@ -316,6 +316,9 @@ def _cached(path: str, mtime: float) -> CalibrationResult:
 
 def load_calibration(name_or_path: CalibrationResult | str | Path | None = None) -> CalibrationResult:
     """``None`` or ``"default"``: the shipped calibration; ``"defaults"``: unfitted defaults; else a file."""
+    if name_or_path is not None:
+        check_type("load_calibration", "name_or_path", name_or_path, (CalibrationResult, str, Path),
+                   "a CalibrationResult, a calibration file path, 'default', 'defaults' or None")
     if isinstance(name_or_path, CalibrationResult):
         return name_or_path
     if isinstance(name_or_path, Path):

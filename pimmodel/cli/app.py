@@ -142,13 +142,27 @@ def _own_process() -> bool:
         return False
 
 
+def as_flag(exc: PimModelError) -> str:
+    """The message of a library error, with the parameter it names said as the command line's flag that gave it
+    (``seed must be ...`` -> ``--seed must be ...``) when that flag is on the command line."""
+    message = str(exc)
+    parameter = getattr(exc, "parameter", None)
+    if not parameter or parameter.startswith("-"):
+        return message
+    flag = "--" + parameter.replace("_", "-")
+    given = any(a == flag or a.startswith(flag + "=") for a in sys.argv[1:])
+    if given and message.startswith(parameter + " "):
+        return flag + message[len(parameter):]
+    return f"{flag}: {message}" if given else message
+
+
 def main() -> None:
     """Console entry point: run the app behind the error boundary."""
     try:
         code = app(standalone_mode=False)
         sys.stdout.flush()
     except PimModelError as exc:
-        fail(str(exc))
+        fail(as_flag(exc))
     except KeyboardInterrupt:
         fail("interrupted; nothing was written", 130)
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): nothing left to say

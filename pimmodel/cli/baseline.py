@@ -19,14 +19,21 @@ baseline_app = typer.Typer(help="CPU and GPU baselines of the PIM-Opt study: pre
 def measure_command(
     quick: Annotated[bool, typer.Option("--quick", help="Two small sizes, LR only, one pass (~15 s): a smoke "
                                         "test, not a validation.")] = False,
+    torch: Annotated[bool | None, typer.Option("--torch/--no-torch", help="Also train with PyTorch + "
+                                               "torch.distributed gloo on as many processes as the machine has "
+                                               "(the study's stack; needs the torch extra; ~2 min; default: on "
+                                               "unless --quick).")] = None,
     output: O.Output = None,
     json: O.Json = False,
 ) -> None:
     """Train MA-SGD, GA-SGD and ADMM (numpy, float32) for real with 1 and 2 processes at three data sizes,
     probe the machine's primitives, and print measured against predicted epoch for every case.
 
+    With torch installed (extra ``torch``) it also trains the study's PyTorch loop with the gloo all-reduce,
+    measures the all-reduce curve and reports measured (the median epoch a user sees) against predicted per
+    case under "torch"; without torch it says so in one line and runs the numpy cases alone.
     --json prints {"machine": {...}, "cases": [{"optimizer", "model", "processes", "rows", "features",
-    "measured_s", "predicted_s", "rel_error", ...}], "summary": {...}, "provenance"}.
+    "measured_s", "predicted_s", "rel_error", ...}], "summary": {...}, "torch": {...} or null, "provenance"}.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -44,6 +51,16 @@ def measure_command(
             bar.update(task, description=message, completed=done, total=total)
 
         record = run_measurement(quick=quick, progress=progress)
+        record["torch"] = None
+        if torch or (torch is None and not quick):
+            from ..baselines import torch_measure
+
+            if torch_measure.available():
+                bar.update(task, description="training with PyTorch + gloo", total=None)
+                record["torch"] = torch_measure.run_torch_measurement()
+            else:
+                typer.echo("torch is not installed: the PyTorch/gloo cases are skipped (pip install "
+                           "'pimmodel[torch]')", err=True)
     record["provenance"] = O.provenance()
     if O.finish(record, output, "cases", json):
         return
@@ -51,6 +68,10 @@ def measure_command(
     from ..report.tables import print_table
 
     print_table(measure_table(record))
+    if record["torch"]:
+        from ..baselines.tables import torch_table
+
+        print_table(torch_table(record["torch"]))
 
 
 def _predict_records(device: str, dataset: str, model: str, optimizers: list[str], spec: str | None, epochs: int,

@@ -31,7 +31,7 @@ def calibrate_command(
     """
     # lazy imports keep the CLI's cold start fast
     from ..atomic import check_writable
-    from ..errors import SpecError, unknown
+    from ..errors import SpecError, check_seed, unknown
 
     if design not in DESIGNS:
         raise unknown("design", design, DESIGNS)
@@ -39,8 +39,7 @@ def calibrate_command(
         raise SpecError(f"--epochs must be at least 1, got {epochs}")
     if bootstrap < 0:
         raise SpecError(f"--bootstrap must be at least 0 (0 = off), got {bootstrap}")
-    if seed < 0:
-        raise SpecError(f"--seed must be a whole number >= 0, got {seed}")
+    check_seed("--seed", seed)
     check_writable(output, "--output")  # before a minute of emulation, not after
     hw = O.hardware(hardware)
     before = _identity(output)

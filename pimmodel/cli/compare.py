@@ -140,6 +140,12 @@ def compare_command(
     print_table(runs_table(record))
     for r in result.runs:
         typer.echo(r.reaches(result.target))
+    for sp in record["speedups"]:
+        typer.echo(f"{sp['pim']} against {sp['other']}: {sp['text']}")
+    for d in record["accuracy_differences"]:
+        verdict = d["verdict"] if d["verdict"] == "within noise" else f"{d['verdict']} by {abs(d['difference']):.3f}"
+        typer.echo(f"{d['pim']} final {record['metric']} against {d['other']}: {verdict} (seeds' ranges "
+                   f"{d['spread_a']:.3f} and {d['spread_b']:.3f})")
     if be is not None:
         print_table(break_even_table(record))
         for line in be.sentences():

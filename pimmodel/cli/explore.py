@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import StudyError
+from ..errors import SEED_MAX, StudyError
 from . import options as O
 
 Storage = Annotated[str | None, typer.Option(
@@ -33,7 +33,8 @@ def explore_command(
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="Stop after this many seconds.")] = None,
     storage: Storage = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Local worker processes on one storage.")] = 1,
-    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Sampler seed (default: the study's).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, max=SEED_MAX,
+                                             help="Sampler seed (default: the study's).")] = None,
     resume_anyway: Annotated[bool, typer.Option("--resume-anyway", help="Add trials to a stored study of the "
                                                 "same name even though the study file's definition changed.")
                              ] = False,

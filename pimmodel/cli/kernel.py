@@ -128,6 +128,7 @@ def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: b
     if output is not None:
         check_writable(output, "calibration")
     hw = O.hardware(hardware)
+    _check_measured_machine(hw, BANDWIDTH_CONSTANTS + HOST_CONSTANTS)
     host = HOST_CONSTANTS + (BANDWIDTH_CONSTANTS if bandwidths else ())
     result = calibrate_hardware(hw, load_measurements(), cross_validate, host_constants=host,
                                 label=f"{output.name if output else 'unsaved'} (hardware fit of {hw.name})")
@@ -143,6 +144,28 @@ def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: b
         _print_fit(record)
     if output is not None:
         typer.echo(f"hardware calibration written to {output}", err=True)
+
+
+MEASURED_ON = "upmem-2556"
+"""The spec of the system the real measurements (validation/upimulator-hw.csv) describe: its shipped hardware fit
+is ``data/calibration/hardware-upmem-2556.json``."""
+
+
+def _check_measured_machine(hw: Any, fitted: tuple[Any, ...]) -> None:
+    """--fit fits constants of the machine the measurements were taken on: a spec whose other constants differ
+    (another clock, DPU count, DMA or host link) would absorb the difference into degenerate fitted values."""
+    from ..calibration.hardware import KERNEL_CONSTANTS  # lazy imports keep the CLI's cold start fast
+    from ..errors import SpecError
+    from ..specs import load_hardware
+
+    names = {c.name for c in (*KERNEL_CONSTANTS, *fitted)}
+    ours, measured = hw.numeric(), load_hardware(MEASURED_ON).numeric()
+    differ = sorted(k for k in measured if k not in names and str(ours.get(k)) != str(measured[k]))
+    if differ or hw.link_topology != load_hardware(MEASURED_ON).link_topology:
+        shown = ", ".join(differ[:3]) + (f" and {len(differ) - 3} more" if len(differ) > 3 else "")
+        raise SpecError(f"--fit fits the real measurements of {MEASURED_ON} (validation/upimulator-hw.csv); "
+                        f"--hardware {hw.name} is another machine ({shown or 'its links'} differ), so its constants "
+                        f"would be fitted to times it did not produce; use --hardware {MEASURED_ON}")
 
 
 def _print_fit(record: dict[str, Any]) -> None:

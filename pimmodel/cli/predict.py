@@ -125,6 +125,7 @@ def predict_command(
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
                              interval, sync_every)
     _write_output(output, records, prov, quiet=json)
+    _print_notes(records, json)
     if json:
         # lazy imports keep the CLI's cold start fast
         from ..report.json import emit
@@ -139,6 +140,19 @@ def predict_command(
         lo, hi = r["interval"]["per_epoch_s"]["total"]
         typer.echo(f"{r['optimizer']}: 95 % interval of the epoch total {lo:.4g} .. {hi:.4g} s "
                    f"({r['interval']['method']})")
+
+
+def _print_notes(records: list[dict], json: bool) -> None:
+    """Every value chosen or clamped for the deployment (the records' ``chosen``), once each, on stderr (with
+    --json the record carries them)."""
+    if json:
+        return
+    seen: dict[str, None] = {}
+    for r in records:
+        seen.update(dict.fromkeys([*r.get("chosen", []), *([r["calibration_note"]] if "calibration_note" in r
+                                                             else [])]))
+    for note in seen:
+        typer.echo(f"note: {note}", err=True)
 
 
 def _scaling_metrics(records: list[dict]) -> list[dict[str, float]]:
@@ -188,6 +202,11 @@ def scale_command(
     --workload kmeans (with --points, --dims, --clusters): K-means' phases per Lloyd iteration at each
     count (strong scaling: the points are fixed)."""
     counts = O.parse_int_list(dpus, "--dpus")
+    if counts != sorted(set(counts)):
+        from ..errors import SpecError  # lazy imports keep the CLI's cold start fast
+
+        raise SpecError(f"--dpus {dpus} must be increasing without repeats (speedup and efficiency are relative to "
+                        f"the first count); give {','.join(str(c) for c in sorted(set(counts)))}")
     if F.check_workload(workload) != "linear":
         F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
                          scaling=True)
@@ -218,6 +237,7 @@ def scale_command(
 
         save(scaling_plot(fits), plot)
     _write_output(output, records, prov, quiet=json)
+    _print_notes(records, json)
     if json:
         # lazy imports keep the CLI's cold start fast
         from ..report.json import emit

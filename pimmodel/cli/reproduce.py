@@ -89,20 +89,52 @@ def reproduce_command(
     --json prints the record (for 'all': {"output", "figures": [...]}).
     """
     if list_:
+        if figure is not None:
+            raise StudyError(f"--list lists every figure and takes no figure; drop {figure!r} (or drop --list to "
+                             "reproduce it)")
         _list(json)
         return
     specs = _specs(figure)
     if workers < 1:
         raise StudyError(f"--workers must be a positive whole number, got {workers}")
-    # lazy imports keep the CLI's cold start fast
+    from ..reproduce import check_output_dir  # lazy imports keep the CLI's cold start fast
+
+    made = [p for p in (output, *output.parents) if not p.exists()]  # the folders check_output_dir creates
+    folder = check_output_dir(output)  # before any work
+    try:
+        records, todo, setup, elapsed = _run(specs, folder, hardware, workers)
+    except BaseException:
+        _remove_empty(made)  # an error before the first figure leaves no empty folder behind
+        raise
+    if json:
+        from ..report.json import emit
+
+        every = {"output": str(folder), "figures": records,
+                 "provenance": O.provenance(setup.hardware, setup.calibration)}
+        emit(records[0] if len(specs) == 1 and figure and figure.lower() != ALL else every)
+    else:
+        _print(records, folder)
+    typer.echo(f"wrote {len(records)} figure(s) (PNG, JSON, Markdown) to {folder} in {elapsed:.0f} s; "
+               f"{len(todo.missing)} stand-in curve(s) trained", err=True)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    import contextlib
+
+    for folder in folders:  # the deepest first
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only an empty folder goes
+
+
+def _run(specs: list[Any], folder: Path, hardware: str, workers: int) -> tuple[list[dict[str, Any]], Any, Any,
+                                                                                 float]:
     import time
 
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..reproduce import Setup, check_output_dir, plan, reproduce
+    from ..reproduce import Setup, plan, reproduce
 
-    folder = check_output_dir(output)  # before any work
     setup = Setup.default(O.hardware(hardware))
     todo = plan(specs, setup)
     start = time.perf_counter()
@@ -120,17 +152,7 @@ def reproduce_command(
 
         with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; rerun to go on"):
             records = reproduce(specs, setup, folder, workers, step, status)
-    elapsed = time.perf_counter() - start
-    if json:
-        from ..report.json import emit
-
-        every = {"output": str(folder), "figures": records,
-                 "provenance": O.provenance(setup.hardware, setup.calibration)}
-        emit(records[0] if len(specs) == 1 and figure and figure.lower() != ALL else every)
-    else:
-        _print(records, folder)
-    typer.echo(f"wrote {len(records)} figure(s) (PNG, JSON, Markdown) to {folder} in {elapsed:.0f} s; "
-               f"{len(todo.missing)} stand-in curve(s) trained", err=True)
+    return records, todo, setup, time.perf_counter() - start
 
 
 def register(app: typer.Typer) -> None:

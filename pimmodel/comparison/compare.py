@@ -11,7 +11,7 @@ from ..api import CalibrationLike, HardwareLike, hardware_of, predict
 from ..baselines import BaselinePrediction, CpuSpec, GpuSpec, cpu_workload_of, gpu_workload_of
 from ..errors import PimModelError, SpecError
 from ..specs import HardwareSpec, Workload
-from .accuracy import StandIn, curve
+from .accuracy import StandIn, curve, difference
 from .platforms import cpu_epoch, cpu_job, gpu_epoch, gpu_job, pim_job
 from .timeline import Run, default_target
 
@@ -65,6 +65,25 @@ class Comparison:
     break_even: BreakEven | None
     notes: tuple[str, ...]
 
+    def accuracy_differences(self) -> list[dict[str, Any]]:
+        """PIM's final metric against the CPU's and the GPU's run of each optimizer: the difference of the seeds'
+        means and "higher"/"lower" only where it exceeds the seeds' spread, else "within noise"."""
+        out = []
+        for pim in (r for r in self.runs if r.platform == "pim"):
+            for other in (r for r in self.runs if r.platform != "pim" and r.optimizer in (pim.optimizer, "sgd")):
+                out.append({"pim": pim.label, "other": other.label, **difference(pim.curve, other.curve)})
+        return out
+
+    def speedups(self) -> list[dict[str, Any]]:
+        """PIM's speed-up over the CPU (or GPU) run of each optimizer, with its range where the other run's time
+        rests on a ranged assumption."""
+        out = []
+        for pim in (r for r in self.runs if r.platform == "pim"):
+            for other in (r for r in self.runs if r.platform != "pim" and r.optimizer in (pim.optimizer, "sgd")):
+                out.append({"pim": pim.label, "other": other.label, **speedup_range(pim.total_s, other),
+                            "text": speedup_text(pim.total_s, other)})
+        return out
+
     def to_record(self) -> dict[str, Any]:
         w = self.workloads[0]
         return {
@@ -73,17 +92,46 @@ class Comparison:
             "hardware": self.hardware, "metric": self.runs[0].curve.metric if self.runs else None,
             "target": self.target, "runs": [r.to_record(self.target) for r in self.runs],
             "break_even": self.break_even.to_record() if self.break_even else None,
+            "accuracy_differences": self.accuracy_differences(), "speedups": self.speedups(),
             "stand_in": {"workers": self.stand_in.workers, "dense_divisor": self.stand_in.dense_divisor,
                          "sparse_divisor": self.stand_in.sparse_divisor,
                          "dense_features": self.stand_in.dense_features,
-                         "sparse_features": self.stand_in.sparse_features},
+                         "sparse_features": self.stand_in.sparse_features, "seeds": self.stand_in.seeds,
+                         "first_seed": self.stand_in.seed},
             "notes": list(self.notes),
         }
 
 
 def _time_model(p: BaselinePrediction) -> dict[str, Any]:
+    record = p.to_record()
     return {"spec": p.spec, "bottleneck": p.bottleneck, "validated": p.validated, "validation": p.validation,
-            "per_epoch_s": dict(p.per_epoch_s)}
+            "per_epoch_s": dict(p.per_epoch_s), "structure": record["structure"],
+            "assumed_constants": record["assumed_constants"], "interval": record["interval"]}
+
+
+def speedup_range(pim_s: float, other: Run) -> dict[str, Any]:
+    """PIM's speed-up over ``other`` (total times), and its range over ``other``'s assumption interval (the
+    CPU's all-reduce latency) when its time model has one."""
+    out: dict[str, Any] = {"speedup": other.total_s / pim_s}
+    interval = other.time_model.get("interval")
+    if interval:
+        low, high = (e * other.epochs / pim_s for e in interval["epoch_s"])
+        out |= {"range": [low, high], "decided_by": "the CPU's all-reduce latency",
+                "latency_range_us": list(interval["range"])}
+    return out
+
+
+def speedup_text(pim_s: float, other: Run) -> str:
+    """'4.2x faster (1.5-13x, decided by the CPU's all-reduce latency)' or '2.5x slower'."""
+    r = speedup_range(pim_s, other)
+    x = r["speedup"]
+    head = f"{x:.3g}x faster" if x >= 1 else f"{1 / x:.3g}x slower"
+    if "range" not in r:
+        return head
+    low, high = r["range"]
+    if max(low, high) / min(low, high) < 1.1:
+        return f"{head} ({low:.3g}-{high:.3g}x: hardly moved by {r['decided_by']})"
+    return f"{head} ({low:.2g}-{high:.2g}x, decided by {r['decided_by']})"
 
 
 def runs_of(workloads: Sequence[Workload], hw: HardwareSpec, cpu: CpuSpec | None, gpu: GpuSpec | None,
@@ -169,6 +217,12 @@ def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec 
     if not workloads:
         raise SpecError("compare needs at least one optimizer")
     hw = hardware_of(hardware)
+    jobs = [pim_job(w) for w in workloads]
+    k = stand_in.divisor(workloads[0].dataset.layout)
+    fewest = min(j.rows_per_worker for j in jobs)
+    if k > fewest:
+        raise SpecError(f"--stand-in-divisor {k:,} would train the stand-ins on less than one row of the "
+                        f"{fewest:,} rows per worker; use at most {fewest:,}")
     runs = runs_of(workloads, hw, cpu, gpu, stand_in, calibration, progress)
     if target is not None and not 0.0 < target < 1.0:
         raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
@@ -179,7 +233,13 @@ def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec 
         f"{runs[0].curve.metric} per epoch from stand-in training (pimmodel.comparison.accuracy): "
         f"{stand_in.workers} workers, 1/{stand_in.divisor(workloads[0].dataset.layout)} of each worker's rows; "
         "it orders optimizers and platforms, it does not reproduce the study's absolute accuracy",
+        f"each curve is the mean of {stand_in.seeds} seeds (low/high: their range); a platform's accuracy "
+        "differs from another's only where the final ranges do not overlap, else it is within noise",
     ]
+    short = [j for j in jobs if j.rows_per_worker // k < j.batch_per_worker]
+    if short:
+        notes.append(f"1/{k:,} of a worker's rows is less than its local batch of {short[0].batch_per_worker:,} "
+                     f"({short[0].optimizer}): that stand-in trains one local batch per worker instead")
     if target is None:
         notes.append(f"target {chosen:.3f}: the highest {runs[0].curve.metric} every run reaches (--target sets "
                      "another)")

@@ -61,8 +61,14 @@ class Run:
             "platform": self.platform, "optimizer": self.optimizer, "label": self.label, "epoch_s": self.epoch_s,
             "epochs": self.epochs, "total_s": self.total_s, "metric": self.curve.metric,
             "per_epoch_metric": list(self.curve.per_epoch), "final_metric": self.curve.final,
+            "per_epoch_metric_low": list(self.curve.low), "per_epoch_metric_high": list(self.curve.high),
+            "final_metric_spread": self.curve.spread[-1], "seeds": list(self.curve.seeds),
             "times_s": self.times_s(), "accuracy_source": self.curve.source, "time_model": dict(self.time_model),
         }
+        interval = self.time_model.get("interval")
+        if interval:
+            out["total_s_range"] = [e * self.epochs for e in interval["epoch_s"]]
+            out["time_range_decided_by"] = interval["decided_by"]
         if target is not None:
             out |= {"epochs_to_target": self.curve.epochs_to(target), "time_to_target_s": self.time_to(target),
                     "reaches": self.reaches(target)}

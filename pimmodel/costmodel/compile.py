@@ -13,6 +13,7 @@ import contextlib
 import functools
 import hashlib
 import importlib.metadata
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..resources import cache_dir
+
+log = logging.getLogger(__name__)
 
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
                   "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py")
@@ -93,20 +96,44 @@ def _load(source: str) -> Callable[..., list[Any]]:
 def compiled(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
              ) -> CompiledModel:
     """The compiled model of one configuration, link topology and kernel variant (from the disk cache when the
-    sources are unchanged)."""
+    sources are unchanged). A cache entry that cannot be read whole (truncated by a full disk, edited, from
+    another version) is rebuilt with one line of notice: the cache only ever costs time."""
     key = (optimizer, model, layout, topology, kernels)
     path = cache_dir("compiled") / _source_key() / f"{optimizer}-{model}-{layout}-{topology}-{kernels}.py"
     if path.exists():
-        header, _, source = path.read_text(encoding="utf-8").partition("\n#---\n")
-        inputs_line, outputs_line = header.splitlines()
-        return CompiledModel(key, tuple(inputs_line[2:].split(",")), tuple(outputs_line[2:].split(",")),
-                             _load(source))
+        cached = _read_entry(path, key)
+        if cached is not None:
+            return cached
+    log.info("compiling the cost model's equations for %s (about a second, once; cached in %s)",
+             "/".join(key), path.parent)
     inputs, outputs, source = _generate(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(f"# {','.join(inputs)}\n# {','.join(outputs)}\n#---\n{source}", encoding="utf-8")
+        tmp.write_text(f"# {','.join(inputs)}\n# {','.join(outputs)}\n# sha256 {_digest(source)}\n#---\n{source}",
+                       encoding="utf-8")
         tmp.replace(path)
     except OSError:
         pass  # a read-only home only costs speed
     return CompiledModel(key, inputs, outputs, _load(source))
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def _read_entry(path: Path, key: tuple[str, str, str, str, str]) -> CompiledModel | None:
+    """The cached model at ``path``, or None (with one warning line) when the entry is damaged: its header,
+    its checksum over the source, or the source itself does not hold."""
+    try:
+        header, sep, source = path.read_text(encoding="utf-8").partition("\n#---\n")
+        lines = header.splitlines()
+        if not sep or len(lines) != 3 or not lines[2].startswith("# sha256 "):
+            raise ValueError("its header is incomplete")
+        if lines[2][len("# sha256 "):] != _digest(source):
+            raise ValueError("its checksum does not match (truncated or changed)")
+        inputs, outputs = tuple(lines[0][2:].split(",")), tuple(lines[1][2:].split(","))
+        return CompiledModel(key, inputs, outputs, _load(source))
+    except (OSError, ValueError, SyntaxError, KeyError) as exc:  # UnicodeDecodeError is a ValueError
+        log.warning("compiled-equation cache entry %s is damaged (%s); rebuilding it", path, exc)
+        return None

@@ -184,15 +184,25 @@ def study_figure(trials: Sequence[Any], front_values: set[tuple[float, ...]], ba
 def main() -> None:
     """``python -m pimmodel.dse.codesign [PLOT_DIR [STORAGE_URL]]``: the time-to-accuracy table (stdout) and curves;
     with a storage holding the run codesign study, its figure too."""
+    import argparse
     import sys
 
     from ..report.plots import save
 
+    parser = argparse.ArgumentParser(prog="python -m pimmodel.dse.codesign",
+                                     description="The codesign study's time-to-accuracy table (stdout); with "
+                                     "PLOT_DIR its curves, with STORAGE_URL (a storage holding the run codesign "
+                                     "study) its figure of designs too.")
+    parser.add_argument("plot_dir", nargs="?", metavar="PLOT_DIR", help="existing folder for the PNG files")
+    parser.add_argument("storage", nargs="?", metavar="STORAGE_URL", help="e.g. sqlite:///codesign.db")
+    args = parser.parse_args()  # --help prints and exits 0; an unknown option exits 2 with one line
+    if args.plot_dir is not None and not Path(args.plot_dir).is_dir():
+        parser.error(f"PLOT_DIR {args.plot_dir!r} is not an existing folder")
     results = outcomes()
     print(markdown(results))
-    if len(sys.argv) > 1:
-        print(save(curves_figure(results), Path(sys.argv[1]) / "time_to_accuracy.png"), file=sys.stderr)
-    if len(sys.argv) > 2:
+    if args.plot_dir is not None:
+        print(save(curves_figure(results), Path(args.plot_dir) / "time_to_accuracy.png"), file=sys.stderr)
+    if args.storage is not None:
         from ..resources import data_dir
         from .objective import Evaluator
         from .result import front
@@ -200,12 +210,12 @@ def main() -> None:
         from .study import is_feasible, stored_trials
 
         spec = load_study(data_dir("studies") / "codesign.toml")
-        trials = [t for t in stored_trials(spec, sys.argv[2]) if t.values and is_feasible(t)]
+        trials = [t for t in stored_trials(spec, args.storage) if t.values and is_feasible(t)]
         base = Evaluator(spec).evaluate([{}]).values[0]
         # the front by its objective values (``front`` re-numbers the trials it is given)
         fig = study_figure(trials, {tuple(t.values) for group in front(spec, trials) for t in group},
                            (float(base[0]), float(base[1])))
-        print(save(fig, Path(sys.argv[1]) / "codesign_designs.png"), file=sys.stderr)
+        print(save(fig, Path(args.plot_dir) / "codesign_designs.png"), file=sys.stderr)
 
 
 if __name__ == "__main__":

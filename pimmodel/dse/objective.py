@@ -118,6 +118,7 @@ class Evaluator:
                     self._case(case, dpus, scaling)
         self._links_bad = np.zeros(0, dtype=bool)
         self._target_bad = np.zeros(0, dtype=bool)
+        self._check_runnable(spec)
         picker = next((p.name for p in spec.parameters if p.field == OPTIMIZER_FIELD), None)
         self.baseline_epoch_s = {}
         for k in self._cases:  # the baseline hardware running the case's own optimizer
@@ -129,6 +130,27 @@ class Evaluator:
         self.versus_epoch_s = {(obj.kind, case): self._versus_epoch_s(obj, case)
                                for obj in spec.objectives if obj.kind.startswith("speedup_over_")
                                for case in spec.workloads}
+
+    def _check_runnable(self, spec: StudySpec) -> None:
+        """A workload whose optimizer no design of the space can run (it needs links, the baseline has none and
+        no parameter searches the topology or the optimizer) is an error, not a study of penalty values: the
+        penalty epoch must never stand for the baseline's time or a front design's."""
+        if self.searched:
+            return
+        topologies = {self.base.link_topology}
+        for p in spec.parameters:
+            if p.field == STRUCTURAL_FIELD:
+                topologies |= {str(c) for c in p.choices}
+            for _choice, fields in p.sets:
+                topologies |= {str(v) for k, v in fields if k == "link_topology"}
+        for case in spec.workloads:
+            runs_on = REGISTRY[case.optimizer].topologies
+            if not topologies & set(runs_on):
+                raise StudyError(f"study {spec.name!r}: {case.optimizer} needs direct DPU links "
+                                 f"({', '.join(t for t in runs_on if t != 'none')}); the baseline "
+                                 f"{self.base.name} has {self.base.link_topology} and no parameter searches the "
+                                 "topology, so no design can run it: add a topology parameter, a baseline with "
+                                 "links, or drop the optimizer")
 
     @staticmethod
     def _needs(kind: str, dpus: int, low: int) -> list[tuple[int, str]]:
@@ -311,10 +333,17 @@ class Evaluator:
         return design.values["power_per_dpu_w"] * design.values["dpu_clock_hz"] / self.base.dpu_clock_hz
 
     @property
+    def links_constrained(self) -> bool:
+        """Whether a design can lack the links a workload needs (a searched optimizer, or one that needs links):
+        such a design is infeasible (constraint ``links``), its penalty epoch never a feasible value."""
+        return self.searched or any("none" not in REGISTRY[case.optimizer].topologies
+                                    for case in self.spec.workloads)
+
+    @property
     def constraint_names(self) -> list[str]:
         c = self.spec.constraints
         return [name for name, on in (("memory", c.fit_memory), ("power", c.max_power_w is not None),
-                                      ("cost", c.max_cost is not None), ("links", self.searched),
+                                      ("cost", c.max_cost is not None), ("links", self.links_constrained),
                                       ("target", self.convergence is not None)) if on]
 
     def _constraints(self, design: Design, cost: np.ndarray) -> np.ndarray:
@@ -327,7 +356,7 @@ class Evaluator:
             cols.append(power / c.max_power_w - 1.0)
         if c.max_cost is not None:
             cols.append(cost / c.max_cost - 1.0)
-        if self.searched:
+        if self.links_constrained:
             cols.append(np.where(self._links_bad, 1.0, -1.0))
         if self.convergence is not None:
             cols.append(np.where(self._target_bad, 1.0, -1.0))

@@ -24,7 +24,7 @@ from optuna.trial import FrozenTrial, TrialState
 from ..report.plots import new_figure, save
 from .result import objective_label
 from .space import StudySpec
-from .study import is_feasible
+from .study import constraints_of, is_feasible
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -42,6 +42,10 @@ DPI = 110
 def figures(spec: StudySpec, record: Mapping[str, Any], trials: Sequence[FrozenTrial]) -> dict[str, Figure]:
     """The Pareto front, the optimization history and the importances as figures, by file name."""
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.values]
+    names = list(record.get("constraints", []))
+    if "links" in names:  # a design without the links its optimizer needs has a penalty, not a time: not drawn
+        i = names.index("links")
+        done = [t for t in done if not (len(constraints_of(t)) > i and constraints_of(t)[i] > 0)]
     feasible = np.array([is_feasible(t) for t in done], dtype=bool)
     values = np.array([t.values for t in done], dtype=float).reshape(len(done), len(spec.objectives))
     made = (_front(spec, record, values, feasible), _history(spec, done, values, feasible), _importances(record))
@@ -79,8 +83,9 @@ def _front(spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feasi
                    label=f"feasible ({feasible.sum()})")
         if len(front):
             ax.scatter(front[:, x], front[:, y], s=18, c="C3", label=f"Pareto front ({len(front)})")
-        ax.scatter([base[names[x]]], [base[names[y]]], marker="*", s=220, c="k", zorder=5,
-                   label=record["baseline"]["hardware"])
+        if base[names[x]] is not None and base[names[y]] is not None:  # None: the baseline cannot run it
+            ax.scatter([base[names[x]]], [base[names[y]]], marker="*", s=220, c="k", zorder=5,
+                       label=record["baseline"]["hardware"])
         ax.set_xlabel(_label(spec, x), fontsize=8)
         ax.set_ylabel(_label(spec, y), fontsize=8)
         if spec.objectives[x].kind in LOG_KINDS:
@@ -120,7 +125,9 @@ def _single(spec: StudySpec, record: Mapping[str, Any], values: np.ndarray, feas
     name = spec.objectives[0].name
     for i, d in enumerate(record["front"]):
         ax.axvline(d["objectives"][name], c="C3", lw=0.8, label="best designs" if i == 0 else None)
-    ax.axvline(record["baseline"]["objectives"][name], c="k", lw=1.5, ls="--", label=record["baseline"]["hardware"])
+    if record["baseline"]["objectives"][name] is not None:  # None: the baseline cannot run it
+        ax.axvline(record["baseline"]["objectives"][name], c="k", lw=1.5, ls="--",
+                   label=record["baseline"]["hardware"])
     if log:
         _log_axis(ax.xaxis, ax.set_xscale)
     ax.set_xlabel(_label(spec, 0))

@@ -109,7 +109,13 @@ def _summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None,
     evaluator = evaluator or Evaluator(spec)
     base = evaluator.evaluate([{}])
     names = [o.name for o in spec.objectives]
-    baseline = dict(zip(names, (float(v) for v in base.values[0]), strict=True))
+    baseline: dict[str, float | None] = dict(zip(names, (float(v) for v in base.values[0]), strict=True))
+    cnames = evaluator.constraint_names
+    no_links = "links" in cnames and float(base.constraints[0][cnames.index("links")]) > 0
+    infeasible = None
+    if no_links:  # its penalty epoch is no time: the baseline cannot run the workloads' optimizer
+        infeasible = f"{spec.baseline} lacks the direct DPU links the workloads' optimizer needs"
+        baseline = {o.name: (baseline[o.name] if o.kind == "cost" else None) for o in spec.objectives}
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
     location = locate(storage_url)
     return {
@@ -123,16 +129,16 @@ def _summarize(spec: StudySpec, storage_url: str, evaluator: Evaluator | None,
                        for p in spec.parameters},
         "workloads": [c.label for c in spec.workloads],
         "front": [_design(group, spec, baseline, evaluator.constraint_names) for group in front(spec, trials)],
-        "baseline": {"hardware": spec.baseline, "objectives": baseline,
-                     "epoch_s": dict(zip([c.label for c in spec.workloads], (float(x) for x in base.epoch_s[0]),
-                                         strict=True))},
+        "baseline": {"hardware": spec.baseline, "objectives": baseline, "infeasible": infeasible,
+                     "epoch_s": dict(zip([c.label for c in spec.workloads],
+                                         (None if no_links else float(x) for x in base.epoch_s[0]), strict=True))},
         "importances": importances(spec, trials),
         "dashboard": location.dashboard_command(),
         "optuna": location.optuna_command(spec.name),
     }
 
 
-def _design(group: Sequence[FrozenTrial], spec: StudySpec, baseline: dict[str, float],
+def _design(group: Sequence[FrozenTrial], spec: StudySpec, baseline: dict[str, float | None],
             constraint_names: Sequence[str]) -> dict[str, Any]:
     t = group[0]
     objectives = dict(zip([o.name for o in spec.objectives], (float(v) for v in t.values), strict=True))
@@ -140,7 +146,8 @@ def _design(group: Sequence[FrozenTrial], spec: StudySpec, baseline: dict[str, f
     names = list(constraint_names) if len(constraint_names) == len(values) else [str(i) for i in range(len(values))]
     return {
         "number": t.number, "params": dict(t.params), "objectives": objectives,
-        "improvement": {o.name: improvement(objectives[o.name], baseline[o.name], o.direction)
+        "improvement": {o.name: (None if baseline[o.name] is None else
+                                 improvement(objectives[o.name], baseline[o.name], o.direction))  # type: ignore[arg-type]
                         for o in spec.objectives},
         "constraints": dict(zip(names, values, strict=True)), "epoch_s": t.user_attrs.get("epoch_s", {}),
         "same_objectives": [other.number for other in group[1:]],

@@ -27,6 +27,7 @@ from ..calibration.result import CalibrationResult, load_calibration
 from ..costmodel import evaluate, workload_inputs
 from ..costmodel.registry import expressions
 from ..costmodel.symbols import all_symbols
+from ..kernels.capacity import check as check_capacity
 from ..phases import PHASES, VIEW_SOURCES, in_view, total
 from ..specs import HardwareSpec, Workload
 from ..specs.hardware import NUMERIC_FIELDS
@@ -137,7 +138,9 @@ def what_if(w: Workload, hw: HardwareSpec, view: str, calibration: CalibrationRe
 
 def sensitivity(w: Workload, hw: HardwareSpec, view: str = "wall", calibration: CalibrationResult | None = None
                 ) -> dict[str, Any]:
-    """The sensitivity record of ``pimmodel sensitivity`` (``calibration``: None = the shipped one)."""
+    """The sensitivity record of ``pimmodel sensitivity`` (``calibration``: None = the shipped one). A workload the
+    hardware cannot run (more DPUs than it has, too little MRAM, links it lacks) is refused, as ``predict`` does."""
+    check_capacity(w, hw)
     cal = calibration if calibration is not None else load_calibration(None)
     record = elasticities(w, hw, cal.coefficients_for(w), view)
     return {"hardware": hw.name, "workload": f"{w.dataset.name}/{w.model}/{w.optimizer}", "dpus": w.dpus,

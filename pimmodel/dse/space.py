@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SpecError, StudyError, suggest
+from ..errors import ArgumentError, SpecError, StudyError, check_seed, suggest
 from ..resources import data_dir
 from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
@@ -274,9 +274,10 @@ def _int(value: Any, key: str, origin: str) -> int:
 def _opt_int(value: Any, origin: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise StudyError(f"{origin}: seed must be a whole number >= 0, got {value!r}")
-    return value
+    try:
+        return check_seed("seed", value, f"{origin}: ")
+    except ArgumentError as exc:
+        raise StudyError(str(exc)) from None
 
 
 def _as_list(value: Any, key: str, allowed: tuple[str, ...] | list[str], origin: str) -> list[str]:

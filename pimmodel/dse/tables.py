@@ -39,9 +39,11 @@ def front_table(record: Mapping[str, Any]) -> Table:
         t.add_column(escape(f"{o.get('label', o['name'])}\n({o['direction']})"), justify="right")
     t.add_column("same as", justify="right")
     base = record["baseline"]["objectives"]
-    t.add_row("baseline", *(_fmt(base[o["name"]]) for o in objectives), "", style="dim")
+    t.add_row("baseline", *("infeasible (no links)" if base[o["name"]] is None else _fmt(base[o["name"]])
+                            for o in objectives), "", style="dim")
     for d in shown:
-        cells = [f"{_fmt(d['objectives'][o['name']])} ({_fmt(d['improvement'][o['name']])}x)" for o in objectives]
+        cells = [_fmt(d["objectives"][o["name"]]) + ("" if d["improvement"][o["name"]] is None else
+                                                     f" ({_fmt(d['improvement'][o['name']])}x)") for o in objectives]
         same = d.get("same_objectives", [])
         t.add_row(str(d["number"]), *cells, _same(same))
     return t

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import DataError, SpecError, unknown
+from ..errors import DataError, SpecError, check_seed, unknown
 from ..kernels.capacity import check as check_capacity
 from ..specs import (
     CRITEO,
@@ -35,7 +35,7 @@ from ..specs import (
 )
 from . import fixedpoint as fx
 from . import kernels as kn
-from .config import Options, TrainConfig, train_config
+from .config import SAMPLES_PER_DPU, Options, TrainConfig, kernels_for, train_config
 from .data import (
     CRITEO_ACTIVE,
     DENSE_CHUNK,
@@ -52,6 +52,8 @@ from .timing import seconds
 from .trace import Trace, merge
 from .trainers import Progress, model_length
 
+IMBALANCED = 0.9
+"""A test set whose majority class is at least this share is judged by AUC (accuracy rewards the majority)."""
 METRIC_ROWS = 16384
 """Training metrics use the first rows of every shard, at most this many in total."""
 SYNTHETIC = ("synthetic-yfcc", "synthetic-criteo")
@@ -90,6 +92,7 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
             options: Options = Options(), progress: Progress | None = None) -> Emulation:
     """Train on ``dpus`` emulated DPUs (see ``Hyper`` and ``Options``)."""
     _check_arguments(dataset, dpus, model, optimizer, options)
+    options = replace(options, kernels=kernels_for(str(dataset), options, SYNTHETIC))
     hw = load_hardware(options.hardware)
     require_links(optimizer, hw.link_topology, hw.name)  # before any data is made or read
     file_ones: int | None = None
@@ -101,6 +104,9 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
         shards, test = _synthetic_data(dataset, dpus, options)
     else:
         shards, test, spec, file_ones = _file_data(Path(dataset), dpus, options)
+        if options.class_weights is not None and spec.layout == "dense":
+            raise SpecError(f"--class-weights weights the sparse kernels' gradient; {Path(dataset).name} is dense "
+                            "(the dense kernels weigh both classes alike): drop --class-weights")
         workload = _workload(spec, model, optimizer, dpus, hyper, options)
         check_capacity(workload, hw)
         memory = _check_memory(workload, options)
@@ -124,6 +130,13 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
         warnings.append(f"{overflows:,.0f} batch gradient sums left the dense kernels' int32 accumulator on the "
                         f"busiest DPU and wrapped to the wrong sign (b x 2^-l reaches 1); use "
                         f"--learning-rate-shift {floor} or more")
+    last = history[-1] if history else None
+    if last is not None and last["majority_baseline"] < IMBALANCED and \
+            last["test_accuracy"] <= last["majority_baseline"] + 1e-12:
+        warnings.append(f"test accuracy {last['test_accuracy']:.3f} is no better than always predicting the majority "
+                        f"class ({last['majority_baseline']:.3f}): with {workload.rows_per_dpu:,} rows per DPU and "
+                        f"{workload.steps_per_epoch * workload.epochs:,} local steps the DPUs did not learn the "
+                        f"threshold (AUC {last['auc']:.3f}); use fewer --dpus or more --epochs")
     saturated = float(np.max(trace.events.get("saturated", np.zeros(1))))
     if saturated:
         warnings.append(f"{saturated:,.0f} weight updates hit the Q31 limit of +-1.0 on the busiest DPU: the model "
@@ -135,20 +148,28 @@ def emulate(dataset: str, dpus: int, model: str, optimizer: str, hyper: Hyper = 
 # ---------------------------------------------------------------- checks
 def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Options) -> None:
     """One-line errors for bad arguments, before any data is made."""
-    for name, value in (("--dpus", dpus), ("--epochs", o.epochs), ("--samples-per-dpu", o.samples_per_dpu),
+    for name, value in (("--dpus", dpus), ("--epochs", o.epochs), ("--samples-per-dpu", _rows(o)),
                         ("--tasklets", o.tasklets)):
         if value <= 0:
             raise SpecError(f"{name} must be a positive whole number, got {value}")
-    if o.seed < 0:
-        raise SpecError(f"--seed must be a whole number >= 0, got {o.seed}")
+    check_seed("seed", o.seed)
     if model not in MODELS:
         raise unknown("model", model, MODELS)
     if optimizer not in OPTIMIZERS:
         raise unknown("optimizer", optimizer, OPTIMIZERS)
     if o.arithmetic not in ARITHMETICS:
         raise unknown("arithmetic", o.arithmetic, ARITHMETICS)
-    if o.kernels not in KERNEL_VARIANTS:
+    if o.kernels is not None and o.kernels not in KERNEL_VARIANTS:
         raise unknown("kernel variant", o.kernels, KERNEL_VARIANTS)
+    if o.svm_margin is not None and model != "svm":
+        raise SpecError(f"--svm-margin is the SVM's hinge margin; {model} has none (drop --svm-margin or use "
+                        "--model svm)")
+    if o.samples_per_dpu is not None and dataset not in SYNTHETIC:
+        raise SpecError("--samples-per-dpu sets the synthetic data's rows per DPU; a file's rows come from the "
+                        "file (its training rows are split over --dpus)")
+    if o.class_weights is not None and dataset == "synthetic-yfcc":
+        raise SpecError("--class-weights weights the sparse kernels' gradient; synthetic-yfcc is dense (its "
+                        "kernels weigh both classes alike): drop --class-weights")
     if o.svm_margin is not None and not 0 < o.svm_margin <= 1:
         raise SpecError(f"--svm-margin {o.svm_margin:g} must be in (0, 1] (Q31 holds margins up to 1.0), e.g. 0.5")
     if o.features is not None:
@@ -157,6 +178,11 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
         low = o.tasklets if dataset == "synthetic-yfcc" else MIN_SPARSE_FEATURES
         if o.features < low:
             raise SpecError(f"--features {o.features} is too small for {dataset}; use at least {low}")
+
+
+def _rows(o: Options) -> int:
+    """Synthetic rows per DPU."""
+    return SAMPLES_PER_DPU if o.samples_per_dpu is None else o.samples_per_dpu
 
 
 def _available_bytes() -> float:
@@ -293,9 +319,9 @@ def _check_memory(w: Workload, o: Options) -> MemoryCheck:
 
 def _workload(spec: DatasetSpec, model: str, optimizer: str, dpus: int, hyper: Hyper, o: Options) -> Workload:
     if isinstance(hyper, HyperParams):
-        return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, hyper, o.kernels)
+        return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, hyper, o.kernels or "study")
     resolved, notes = resolve_hyperparams(spec, model, optimizer, dpus, "weak", epochs=o.epochs, **dict(hyper or {}))
-    return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, resolved, o.kernels, notes)
+    return Workload(spec, model, optimizer, dpus, o.tasklets, "weak", o.epochs, resolved, o.kernels or "study", notes)
 
 
 # ---------------------------------------------------------------- data
@@ -304,10 +330,10 @@ def _synthetic_spec(dataset: str, o: Options) -> DatasetSpec:
     if dataset == "synthetic-yfcc":
         d = o.features or 4096
         return replace(YFCC, name=dataset, features=d, nonzeros_per_row=d, slots_per_row=d,
-                       rows_per_dpu_weak=o.samples_per_dpu)
+                       rows_per_dpu_weak=_rows(o))
     f = o.features or 1_000_000
     return replace(CRITEO, name=dataset, features=model_length(f, o.tasklets), bias_index=f,
-                   rows_per_dpu_weak=o.samples_per_dpu)
+                   rows_per_dpu_weak=_rows(o))
 
 
 @dataclass
@@ -351,14 +377,14 @@ def _synthetic_test(source: Any, width: int) -> TestSet:
 
 
 def _synthetic_data(dataset: str, dpus: int, o: Options) -> tuple[Shards, TestSet]:
-    test_rows = max(1024, min(65536, dpus * o.samples_per_dpu // 4))
+    test_rows = max(1024, min(65536, dpus * _rows(o) // 4))
     if dataset == "synthetic-yfcc":
         d = o.features or 4096
         test = SyntheticDense(1, test_rows, d, o.seed, stream=1, prefetch=False)
-        return SyntheticDense(dpus, o.samples_per_dpu, d, o.seed), _synthetic_test(test, d)
+        return SyntheticDense(dpus, _rows(o), d, o.seed), _synthetic_test(test, d)
     f = o.features or 1_000_000
     test_sparse = SyntheticSparse(1, test_rows, f, o.seed, stream=1, prefetch=False)
-    return SyntheticSparse(dpus, o.samples_per_dpu, f, o.seed), _synthetic_test(test_sparse, CRITEO_ACTIVE)
+    return SyntheticSparse(dpus, _rows(o), f, o.seed), _synthetic_test(test_sparse, CRITEO_ACTIVE)
 
 
 def _file_data(path: Path, dpus: int, o: Options) -> tuple[MappedShards, TestSet, DatasetSpec, int | None]:

@@ -21,18 +21,25 @@ actors (a local cluster, or ``address``); ``auto``: processes on every usable co
 gain from them (and this is not itself a worker process), else serial."""
 
 
+SAMPLES_PER_DPU = 512
+"""Synthetic rows per DPU when ``Options.samples_per_dpu`` is not given."""
+
+
 @dataclass(frozen=True)
 class Options:
     """What to emulate besides the dataset, DPUs, model and optimizer (the CLI's options)."""
 
     epochs: int = 10
-    samples_per_dpu: int = 512
+    samples_per_dpu: int | None = None
+    """synthetic rows per DPU (None: ``SAMPLES_PER_DPU``); a file's rows come from the file (giving it is an error)."""
     features: int | None = None
     arithmetic: str = "fixed"
     seed: int = 0
     hardware: str = "upmem-2556"
     tasklets: int = 16
-    kernels: str = "study"
+    kernels: str | None = None
+    """'study' or 'corrected'; None: the study's kernels for its synthetic presets, the corrected ones for a
+    user's file (``kernels_for``)."""
     svm_margin: float | None = None
     class_weights: tuple[float, float] | None = None
     shuffle: bool = True
@@ -43,6 +50,15 @@ class Options:
     """worker processes or Ray actors (None: the usable cores, or the Ray cluster's CPUs)."""
     address: str | None = None
     """the Ray cluster to join (None: start a local one); only with ``engine="ray"``."""
+
+
+def kernels_for(dataset: str, options: Options, synthetic: tuple[str, ...]) -> str:
+    """The kernel variant a run uses: the one asked for, else 'study' for the study's synthetic presets (the
+    artifact reproduced) and 'corrected' for a user's file (the study's kernels cast a feature of 1.0 to -1.0 in
+    the SVM and weigh the classes 0.5:15, which fails a user's own data)."""
+    if options.kernels is not None:
+        return options.kernels
+    return "study" if dataset in synthetic else "corrected"
 
 
 @dataclass(frozen=True)

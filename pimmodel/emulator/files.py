@@ -161,6 +161,10 @@ class FileData:
         train_idx, test_idx = train_test_split(y.size, 0.2, rng)
         if shuffle:
             train_idx = rng.permutation(train_idx)
+        if test_idx.size == 0 or len(np.unique(y[train_idx])) < 2:
+            raise DataError(f"{self.path}: {y.size:,} rows leave {test_idx.size:,} test rows (20 %) and "
+                            f"{len(np.unique(y[train_idx]))} class(es) among the {train_idx.size:,} training rows; "
+                            "accuracy needs test rows and training needs both classes: give more rows")
         if train_idx.size < dpus:
             raise DataError(f"{self.path}: {train_idx.size:,} training rows cannot feed {dpus:,} DPUs; use at most "
                             f"{train_idx.size:,} --dpus")

@@ -3,7 +3,7 @@
 What it reproduces (citations as in ``pimmodel.kernels.kmeans``):
 
 - the host centres the data on its mean (K/py:401-405), quantizes it to int16 with ``scale = 32767 / max|x| /
-  2.1`` and a truncating cast (``src/dpu_kmeans/_dimm.py``: ``LinearDiscretizer``), pads to 8 points per DPU and
+  2.1`` and a truncating cast (``src/dpu_kmeans/_dimm.py:42-120``: ``LinearDiscretizer``), pads to 8 points per DPU and
   gives the first DPUs full blocks (``src/main.cpp:95-96``, K/dimm:112-119);
 - each DPU assigns its points to the nearest int16 centroid with int16 differences (wrapping like the kernel's
   ``int_feature diff``), int32 squares and a uint64 distance, the first minimum winning (K/dpu:441-462), and sums
@@ -66,10 +66,18 @@ def quantize(x: NDArray[np.float64], scale: float) -> NDArray[np.int16]:
     return np.trunc(x * scale).astype(np.int16)
 
 
+CHUNK_POINTS = 8192
+"""Points assigned at once (a chunk's points x clusters x features int32 squares stay a few tens of MB)."""
+
+
 def _assign(block: NDArray[np.int16], centers: NDArray[np.int16]) -> tuple[NDArray[np.int64], NDArray[np.uint64],
                                                                             NDArray[np.int64]]:
     """(labels, min distances, running-minimum updates per point) of one DPU's points, as the kernel computes
     them: int16 differences, int32 squares, uint64 sums, first minimum."""
+    if len(block) > CHUNK_POINTS:
+        parts = [_assign(block[i:i + CHUNK_POINTS], centers) for i in range(0, len(block), CHUNK_POINTS)]
+        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]))
     diff = (block[:, None, :].astype(np.int32) - centers[None, :, :].astype(np.int32)).astype(np.int16)
     sq = diff.astype(np.int32) * diff.astype(np.int32)
     dist = sq.astype(np.int64).sum(axis=2).astype(np.uint64)
@@ -141,7 +149,7 @@ def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLik
         if start.shape != (clusters, d):
             raise DataError(f"init must have shape ({clusters}, {d}), got {start.shape}")
         run = _single(xq, start - mean, scale, shape, blocks, points, hw, max_iter, tol_abs)
-        run.centers = (run.centers + np.sign(run.centers) * 0.5) / scale + mean  # inverse_transform
+        run.centers = (run.centers + 0.5) / scale + mean  # inverse_transform at df30f5c (_dimm.py:120)
         restarts.append({"inertia": run.inertia, "iterations": run.iterations})
         if best is None or run.inertia < best.inertia:
             best = run

@@ -80,6 +80,9 @@ def check_exchange(w: Workload, hw: HardwareSpec) -> None:
             raise SpecError(f"hier-sgd averages each rank's models over links with a shift, so the {w.dpus:,} DPUs "
                             f"must form equal power-of-two groups of min(DPUs, {hw.dpus_per_rank} per rank); use "
                             f"a power-of-two --dpus below {hw.dpus_per_rank} or a multiple of {hw.dpus_per_rank}")
+    if w.optimizer == "dpsgd" and w.dpus < 2:
+        raise SpecError("dpsgd averages each DPU's model with its neighbours' over links: one DPU has none to "
+                        "gossip with; use --dpus 2 or more (or ma-sgd for one DPU)")
     if w.optimizer == "allreduce-sgd":
         big_b = w.hp.global_batch_size
         if big_b & (big_b - 1):

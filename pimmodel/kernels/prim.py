@@ -270,6 +270,15 @@ def check_shape(name: str, shape: dict[str, int | str | None]) -> dict[str, int 
     return out
 
 
+def active_dpus(name: str, dpus: int, **shape: int | str | None) -> int:
+    """DPUs the host program allocates: TRNS takes one column block per DPU, so at most N_ (``blocks``) DPUs
+    (PrIM TRNS/host/app.c:114-130); every other kernel all of them."""
+    if name == "TRNS":
+        blocks = shape.get("blocks")
+        return min(dpus, int(blocks) if blocks is not None else 64)
+    return dpus
+
+
 def describe(name: str, dpus: int, size: int, **shape: int | str | None) -> KernelRun:
     """The ``KernelRun`` of kernel ``name`` on ``dpus`` DPUs with ``data_prep_param`` = ``size`` and the kernel's
     shape parameters (``kernels()[name].shape``; omitted: the measured build's). ``DoesNotFit`` (a ``SpecError``)

@@ -22,7 +22,7 @@ METRIC_LABELS = {"accuracy": "test accuracy", "auc": "test AUC"}
 
 
 def runs_table(record: Mapping[str, Any]) -> Table:
-    """One row per run: time per epoch, total, final metric, time to the target."""
+    """One row per run: time per epoch, total, final metric (± half the seeds' range), time to the target."""
     w = record["workload"]
     metric = METRIC_LABELS.get(record["metric"], record["metric"])
     table = Table(title=f"{w['dataset']} · {w['model'].upper()} · PIM: {record['hardware']}, {w['dpus']:,} DPUs "
@@ -39,8 +39,12 @@ def runs_table(record: Mapping[str, Any]) -> Table:
             cell = f"[bold green]{cell}[/]"
         model = r["time_model"]
         bound = str(model.get("bottleneck", "")) + (" (model unvalidated)" if model.get("validated") is False else "")
-        table.add_row(r["label"], format_seconds(r["epoch_s"]), format_seconds(r["total_s"]),
-                      f"{r['final_metric']:.3f}", cell, bound)
+        total = format_seconds(r["total_s"])
+        if r.get("total_s_range"):
+            total += f" ({format_seconds(r['total_s_range'][0])}-{format_seconds(r['total_s_range'][1])})"
+        table.add_row(r["label"], format_seconds(r["epoch_s"]), total,
+                      f"{r['final_metric']:.3f} ± {r['final_metric_spread'] / 2:.3f}"
+                      if r.get("final_metric_spread") is not None else f"{r['final_metric']:.3f}", cell, bound)
     return table
 
 
@@ -69,6 +73,13 @@ def _metric_axes(ax: Axes, record: Mapping[str, Any]) -> None:
         marker = OPTIMIZER_MARKERS.get(r["optimizer"], "o")
         ax.plot(r["times_s"], r["per_epoch_metric"], marker=marker, color=color, label=r["label"],
                 linestyle="-" if r["platform"] == "pim" else "--", markersize=4)
+        if r.get("per_epoch_metric_low"):  # the seeds' range
+            ax.fill_between(r["times_s"], r["per_epoch_metric_low"], r["per_epoch_metric_high"], color=color,
+                            alpha=0.15, linewidth=0)
+        if r.get("total_s_range"):  # the time over the assumption's range (the CPU's all-reduce latency)
+            low, high = r["total_s_range"]
+            ax.errorbar([r["total_s"]], [r["per_epoch_metric"][-1]], xerr=[[r["total_s"] - low], [high - r["total_s"]]],
+                        color=color, linewidth=0.8, capsize=3)
     ax.axhline(record["target"], color="0.5", linewidth=0.8, linestyle=":")
     ax.annotate(f"target {record['target']:.3f}", (0.01, record["target"]), xycoords=("axes fraction", "data"),
                 fontsize=7, color="0.4", va="bottom")

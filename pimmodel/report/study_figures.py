@@ -116,12 +116,18 @@ def _headroom(ax: Axes) -> None:
 
 
 def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[tuple[str, str, Sequence[float]]],
-                  text: Callable[[float], str] | None = None) -> None:
-    """Bars per group (x) and series (hue): ``series`` = (label, color, one value per group)."""
+                  text: Callable[[float], str] | None = None,
+                  ranges: Sequence[Sequence[tuple[float, float]] | None] | None = None) -> None:
+    """Bars per group (x) and series (hue): ``series`` = (label, color, one value per group); ``ranges``: per
+    series, (low, high) per group drawn as an error bar (the seeds' range), or None."""
     width = 0.8 / max(1, len(series))
     for k, (label, color, values) in enumerate(series):
         xs = [g + (k - (len(series) - 1) / 2) * width for g in range(len(groups))]
-        bars = ax.bar(xs, values, width * 0.95, label=label, color=color, edgecolor="black", linewidth=0.5)
+        span = ranges[k] if ranges else None
+        yerr = None if not span else [[v - lo for v, (lo, _) in zip(values, span, strict=True)],
+                                      [hi - v for v, (_, hi) in zip(values, span, strict=True)]]
+        bars = ax.bar(xs, values, width * 0.95, label=label, color=color, edgecolor="black", linewidth=0.5,
+                      yerr=yerr, capsize=2 if yerr else 0, error_kw={"linewidth": 0.8})
         if text is not None:
             _label_bars(ax, bars, text)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
@@ -129,11 +135,32 @@ def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[tuple[str, s
     ax.set_axisbelow(True)
 
 
+def _final_ranges(rows: Sequence[Record]) -> list[tuple[float, float]] | None:
+    """(lowest, highest) seed's final metric in % per row, or None when a row has no spread."""
+    if not all(r.get("per_epoch_metric_low") for r in rows):
+        return None
+    return [(100 * r["per_epoch_metric_low"][-1], 100 * r["per_epoch_metric_high"][-1]) for r in rows]
+
+
+MIN_METRIC_SPAN = 10.0
+"""The narrowest range (percentage points) of an accuracy axis: a narrower one magnifies seed noise into
+apparent differences."""
+
+
+def _metric_range(values: Sequence[float]) -> tuple[float, float]:
+    """(low, high) in % of a metric axis: the values with a margin, at least ``MIN_METRIC_SPAN`` wide."""
+    low, high = min(values), max(values)
+    pad = max(0.5, (high - low) * 0.25, (MIN_METRIC_SPAN - (high - low)) / 2)
+    low, high = max(0.0, low - pad), min(100.0, high + pad)
+    if high - low < MIN_METRIC_SPAN:  # clipped at 0 or 100: extend the other side
+        low, high = (0.0, MIN_METRIC_SPAN) if low == 0.0 else (100.0 - MIN_METRIC_SPAN, 100.0)
+    return low, high
+
+
 def _percent_axis(ax: Axes, values: Sequence[float]) -> None:
-    """A metric axis (in %) zoomed on the values, as the study draws it (bars start below the lowest value)."""
-    low, high = min(values) * 100, max(values) * 100
-    pad = max(0.5, (high - low) * 0.25)
-    ax.set_ylim(max(0.0, low - pad), min(100.0, high + pad))
+    """A metric axis (in %) around the values (bars start below the lowest value), never narrower than
+    ``MIN_METRIC_SPAN`` points (the seeds' spread is drawn as error bars)."""
+    ax.set_ylim(*_metric_range([100 * v for v in values]))
 
 
 def _gb(value: float) -> str:
@@ -146,7 +173,9 @@ def _seconds(value: float) -> str:
 
 
 def _seconds_text(value: float) -> str:
-    return _seconds(value).replace(" ", "")
+    """A bar label: the full number with its unit after a space ("1,196 s"), so a rotated "1,196s" is never read
+    as 1.196 s."""
+    return _seconds(value)
 
 
 # ---------------------------------------------------------------- one drawing per kind
@@ -207,6 +236,15 @@ def _time_to_accuracy(record: Record) -> Figure:
                 ax.plot(r["times_s"], [100 * v for v in r["per_epoch_metric"]], color=OPTIMIZER_COLORS[r["optimizer"]],
                         marker=OPTIMIZER_MARKERS[r["optimizer"]], markersize=4, linewidth=1.2,
                         label=OPTIMIZER_NAMES[r["optimizer"]])
+                if r.get("total_s_range"):  # the time over the CPU's all-reduce latency range
+                    low, high = r["total_s_range"]
+                    ax.errorbar([r["total_s"]], [100 * r["per_epoch_metric"][-1]],
+                                xerr=[[r["total_s"] - low], [high - r["total_s"]]],
+                                color=OPTIMIZER_COLORS[r["optimizer"]], linewidth=0.8, capsize=3)
+                if r.get("per_epoch_metric_low"):  # the seeds' range
+                    ax.fill_between(r["times_s"], [100 * v for v in r["per_epoch_metric_low"]],
+                                    [100 * v for v in r["per_epoch_metric_high"]],
+                                    color=OPTIMIZER_COLORS[r["optimizer"]], alpha=0.18, linewidth=0)
                 ax.annotate(_seconds(r["total_s"]), (r["times_s"][-1], 100 * r["per_epoch_metric"][-1]),
                             xytext=(3, 0), textcoords="offset points", fontsize=6,
                             color=OPTIMIZER_COLORS[r["optimizer"]], va="center")
@@ -217,11 +255,13 @@ def _time_to_accuracy(record: Record) -> Figure:
                 ax.set_title(model.upper(), fontsize=10, fontweight="bold")
             if i == len(platforms) - 1:
                 ax.set_xlabel("total training time (s, log scale; a marker per epoch, the last labelled)", fontsize=8)
-        column = [100 * v for r in runs for v in r["per_epoch_metric"]]
-        low, high = min(column), max(column)
+        column = [100 * v for r in runs
+                  for key in ("per_epoch_metric", "per_epoch_metric_low", "per_epoch_metric_high")
+                  for v in r.get(key) or ()]
+        low, high = _metric_range(column)
         for i in range(len(platforms)):
-            axes[i][j].set_ylim(low - 0.5, high + 0.5)
-        times = [t for r in runs for t in r["times_s"]]
+            axes[i][j].set_ylim(low, high)
+        times = [t for r in runs for t in (*r["times_s"], *(r.get("total_s_range") or ()))]
         axes[0][j].set_xlim(min(times) / 1.5, max(times) * 2.5)
     _legend(legend_ax, axes)
     return fig
@@ -254,8 +294,11 @@ def _batch_sweep(record: Record) -> Figure:
         scale = ", log scale" if axes[0][j].get_yscale() == "log" else ""
         axes[0][j].set_ylabel(f"time of {pts[0]['epochs']} epochs (s{scale})", fontsize=8)
         axes[0][j].set_title(panel, fontsize=10, fontweight="bold")
-        _grouped_bars(axes[1][j], groups, metric)
-        _percent_axis(axes[1][j], [v / 100 for _, _, vs in metric for v in vs])
+        spans = [_final_ranges([next(r for r in pts if r["platform"] == p and r["batch_size"] == b)
+                                for b in batches]) for p in platforms]
+        _grouped_bars(axes[1][j], groups, metric, ranges=spans)
+        _percent_axis(axes[1][j], [v / 100 for _, _, vs in metric for v in vs] +
+                      [v / 100 for sp in spans if sp for lo_hi in sp for v in lo_hi])
         axes[1][j].set_ylabel(f"final {_metric_label(record)}", fontsize=8)
         kind = "global batch B (rows per round)" if pts[0]["optimizer"] == "ga-sgd" else "batch b per DPU / process"
         axes[1][j].set_xlabel(kind, fontsize=8)
@@ -286,8 +329,10 @@ def _scaling(record: Record) -> Figure:
         axes[0][j].set_ylabel(f"time of {epochs} epochs (s{scale})", fontsize=8)
         axes[0][j].set_title(f"{model.upper()} ({record['configuration']['scaling']} scaling)", fontsize=10,
                              fontweight="bold")
-        _grouped_bars(axes[1][j], groups, metric)
-        _percent_axis(axes[1][j], [v / 100 for _, _, vs in metric for v in vs])
+        spans = [_final_ranges([pts[(o, n)] for o in optimizers]) for n in counts]
+        _grouped_bars(axes[1][j], groups, metric, ranges=spans)
+        _percent_axis(axes[1][j], [v / 100 for _, _, vs in metric for v in vs] +
+                      [v / 100 for sp in spans if sp for lo_hi in sp for v in lo_hi])
         axes[1][j].set_ylabel(f"final {_metric_label(record)}", fontsize=8)
         axes[1][j].set_xlabel("optimizer", fontsize=8)
     _legend(legend_ax, axes[:1], lambda label: f"PIM, {label}")

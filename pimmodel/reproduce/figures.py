@@ -108,8 +108,10 @@ def _batch_of(w: Workload) -> int:
 
 
 def _baseline_model(p: BaselinePrediction) -> dict[str, Any]:
+    record = p.to_record()
     return {"spec": p.spec, "bottleneck": p.bottleneck, "validated": p.validated, "validation": p.validation,
-            "per_epoch_s": dict(p.per_epoch_s)}
+            "per_epoch_s": dict(p.per_epoch_s), "structure": record["structure"],
+            "assumed_constants": record["assumed_constants"], "interval": record["interval"]}
 
 
 def _pim_run(w: Workload, setup: Setup, curves: Mapping[CurveTask, Curve], s: StandIn) -> tuple[Run, dict[str, Any]]:
@@ -246,7 +248,8 @@ def _footer(spec: FigureSpec, setup: Setup) -> str:
                    "growing with the DPU count")
         parts.append(f"{'Accuracy' if spec.metric == 'accuracy' else 'AUC'} from synthetic stand-ins "
                      f"({workers}, reduced rows and features), not the real data set: compare optimizers and "
-                     "platforms, not absolute values.")
+                     f"platforms, not absolute values. Curves: mean of {setup.stand_in.seeds} seeds, band and "
+                     "bars: their range; a difference inside it is noise.")
     if "cpu" in spec.platforms:
         parts.append("CPU: baseline model of the study's 128-process runs.")
     if "gpu" in spec.platforms:

@@ -38,6 +38,28 @@ def _faster(other_s: float, pim_s: float) -> str:
     return f"{_times(other_s / pim_s)} faster" if other_s >= pim_s else f"{_times(pim_s / other_s)} slower"
 
 
+def _faster_ranged(other: Mapping[str, Any], pim_s: float) -> str:
+    """``_faster`` with the range over the other run's assumption interval (the CPU's all-reduce latency)."""
+    head = _faster(other["total_s"], pim_s)
+    span = other.get("total_s_range")
+    if not span:
+        return head
+    low, high = (t / pim_s for t in span)
+    if max(low, high) / min(low, high) < 1.1:
+        return f"{head} (hardly moved by the CPU's all-reduce latency: {_range_x(low, high)})"
+    return f"{head} ({_range_x(low, high)}, decided by the CPU's all-reduce latency)"
+
+
+def _range_x(low: float, high: float) -> str:
+    """'1.5-13x faster', '2.0x slower-3.1x faster'."""
+    def one(x: float) -> str:
+        return f"{_times(x)} faster" if x >= 1 else f"{_times(1 / x)} slower"
+    if (low >= 1) == (high >= 1):
+        a, b = (low, high) if low >= 1 else (1 / high, 1 / low)
+        return f"{_times(a).rstrip('x')}-{_times(b)} {'faster' if low >= 1 else 'slower'}"
+    return f"from {one(low)} to {one(high)}"
+
+
 def _share(fraction: float) -> str:
     """A share as a percentage, with the digits a small one needs (0.04 %, not 0 %)."""
     return f"{fraction:.0%}" if fraction >= 0.01 or fraction == 0 else f"{fraction:.2%}"
@@ -122,7 +144,7 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
         cpu = {r["optimizer"]: r for r in rows if r["platform"] == "cpu"}
         sentence = (f"{pre}the shortest {fastest['epochs']} epochs: {fastest['label']} "
                     f"({_s(fastest['total_s'])})")
-        versus = [f"{NAMES[o]} {_faster(cpu[o]['total_s'], pim[o]['total_s'])}" for o in pim if o in cpu]
+        versus = [f"{NAMES[o]} {_faster_ranged(cpu[o], pim[o]['total_s'])}" for o in pim if o in cpu]
         if versus:
             sentence += "; PIM against the CPU with the same optimizer: " + ", ".join(versus)
         out.append(sentence)
@@ -133,9 +155,24 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
                        f"({best['label']}) is {_faster(gpu[0]['total_s'], best['total_s'])}")
         top = max(rows, key=lambda r: r["final_metric"])
         low = min(rows, key=lambda r: r["final_metric"])
-        out.append(f"{pre}final {metric} (stand-in) from {low['final_metric']:.3f} ({low['label']}) to "
-                   f"{top['final_metric']:.3f} ({top['label']})")
+        out.append(f"{pre}final {metric} (stand-in, mean of the seeds) from {low['final_metric']:.3f} "
+                   f"({low['label']}) to {top['final_metric']:.3f} ({top['label']})")
+        verdicts = [f"{NAMES[o]} {_accuracy_verdict(pim[o], cpu[o])}" for o in pim if o in cpu]
+        if verdicts:
+            out.append(f"{pre}PIM's final {metric} against the CPU's (a difference only where the seeds' ranges "
+                       "do not overlap): " + ", ".join(verdicts))
     return out
+
+
+def _accuracy_verdict(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """``a``'s final metric against ``b``'s: "higher by 0.031" / "lower by ..." where the seeds' final ranges do
+    not overlap, else "within noise (seeds' ranges overlap)"; "within noise" too when a run has no spread."""
+    lo_a, hi_a, lo_b, hi_b = (r.get(k) or [] for r, k in ((a, "per_epoch_metric_low"), (a, "per_epoch_metric_high"),
+                                                           (b, "per_epoch_metric_low"), (b, "per_epoch_metric_high")))
+    diff = a["final_metric"] - b["final_metric"]
+    if lo_a and lo_b and (lo_a[-1] > hi_b[-1] or lo_b[-1] > hi_a[-1]):
+        return f"{'higher' if diff > 0 else 'lower'} by {abs(diff):.3f}"
+    return f"within noise ({diff:+.3f}, seeds' ranges overlap)" if lo_a and lo_b else "within noise (one seed)"
 
 
 def _batch_sweep(record: Mapping[str, Any]) -> list[str]:

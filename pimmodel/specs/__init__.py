@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, check_type, unknown
 from ..resources import data_dir
 from .hardware import FIELDS, TOPOLOGIES, HardwareSpec, load_file, to_toml
 from .optimizers import OPTIMIZERS, REGISTRY, STUDY_OPTIMIZERS, OptimizerInfo, optimizer_info, require_links
@@ -44,6 +44,8 @@ def _load_named(name: str) -> HardwareSpec:
 
 def load_hardware(name_or_path: str = DEFAULT_HARDWARE) -> HardwareSpec:
     """A shipped system by name, or a TOML file path."""
+    check_type("load_hardware", "name_or_path", name_or_path, (str, Path), "a hardware name or a TOML file path")
+    name_or_path = str(name_or_path)
     if name_or_path in hardware_names():
         return _load_named(name_or_path)
     path = Path(name_or_path)

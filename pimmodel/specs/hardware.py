@@ -319,6 +319,8 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
         if isinstance(raw, bool) or not isinstance(raw, int | float):
             raise SpecError(f"{origin}: {f.section}.{f.key} must be a number, got {raw!r}")
         scaled = raw * f.scale
+        if f.integer and not float(scaled).is_integer():  # 2.5 tasklets is no count: never rounded silently
+            raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
         values[f.name] = int(round(scaled)) if f.integer else float(scaled)
         values["sources"][f.name] = source
     topology = data.get("interconnect", {}).get("topology", "none")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SpecError, suggest, unknown
+from ..errors import SpecError, check_type, suggest, unknown
 from ._toml import read_toml
 from .optimizers import OPTIMIZERS, OptimizerInfo, optimizer_info, takers
 
@@ -21,6 +21,8 @@ Layout = Literal["dense", "sparse"]
 MODELS = ("lr", "svm")
 SCALINGS = ("weak", "strong")
 LAYOUTS = ("dense", "sparse")
+VALUE_BYTES = (1, 2, 4, 8)
+"""Widths of a stored feature value a DPU can load (its 8-, 16-, 32- and 64-bit loads)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,9 @@ class DatasetSpec:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise SpecError(f"dataset {self.name!r}: {key} must be a positive whole number, got {value!r}")
+        if self.bytes_per_value not in VALUE_BYTES:
+            raise SpecError(f"dataset {self.name!r}: bytes_per_value must be one of {', '.join(map(str, VALUE_BYTES))}"
+                            f" (the widths a DPU loads and the kernels' fixed point holds), got {self.bytes_per_value}")
         if self.nonzeros_per_row > self.features:
             raise SpecError(f"dataset {self.name!r}: nonzeros_per_row ({self.nonzeros_per_row}) exceeds "
                             f"features ({self.features})")
@@ -254,6 +259,15 @@ def resolve_hyperparams(dataset: DatasetSpec, model: str, optimizer: str, dpus: 
                     if shift == floor and floor > 1 else ""
                 notes.append(f"learning rate 2^-{shift} (the study's 2^-{local_rates.learning_rate_shift} is tuned "
                              f"for {STUDY_LOCAL_STEPS[dataset.layout]:,} local steps; this run makes {steps:,}{cap})")
+    if "sync_every" in info.takes:
+        local = b if not global_batch else big_b // dpus
+        steps = -(-largest // local) * (others.get("task_epochs", base.task_epochs) if "task_epochs" in info.takes
+                                        else 1)
+        if others["sync_every"] > steps:
+            notes.append(f"H = {steps:,} local steps between averages (--sync-every {others['sync_every']:,} exceeds "
+                         f"the {steps:,} local steps of an epoch; an epoch ends with an average, so it is one per "
+                         "epoch)")
+            others["sync_every"] = steps
     return replace(base, batch_size=b, global_batch_size=big_b, **others), tuple(notes)
 
 
@@ -402,6 +416,8 @@ def dataset_from_mapping(data: Mapping[str, Any], origin: str) -> DatasetSpec:
 
 def load_dataset(name_or_path: str) -> DatasetSpec:
     """A preset by name, or a TOML file describing a user dataset."""
+    check_type("load_dataset", "name_or_path", name_or_path, (str, Path), "a dataset name or a TOML file path")
+    name_or_path = str(name_or_path)
     if name_or_path in DATASETS:
         return DATASETS[name_or_path]
     path = Path(name_or_path)

@@ -69,7 +69,40 @@ def test_study_runs(dataset: str, model: str, optimizer: str) -> None:
     assert all(math.isfinite(v) and v >= 0 for v in record["per_epoch_s"].values())
     assert record["per_epoch_s"]["total"] == pytest.approx(sum(v for k, v in record["per_epoch_s"].items()
                                                                if k != "total"))
-    assert record["validated"] and record["assumptions"] and record["workload"]["processes"] == 128
+    assert record["assumptions"] and record["workload"]["processes"] == 128
+    # `baseline measure` runs the study's PyTorch loop with gloo's ring here, but on 2 processes and dense data
+    assert record["validated"] is False and "NOT validated" in record["validation"]
+    assert {k: v["run_here"] for k, v in record["structure"].items()} == {
+        "implementation": True, "exchange": True, "processes": False, "layout": dataset == "yfcc100m-hnfc6"}
+    assert "sync.latency_us" in record["assumed_constants"]
+
+
+def test_a_structure_run_here_is_validated() -> None:
+    """The numpy reference with its shared-memory exchange on 2 processes, dense: what `baseline measure` runs."""
+    from pimmodel.baselines import BaselineWorkload
+    from pimmodel.baselines import load_cpu as load
+    spec = load().replace(implementation="numpy-reference", sync_algorithm="shared-memory")
+    w = BaselineWorkload(rows=4096, features=64, model="lr", optimizer="ma-sgd", batch_size=8, processes=2)
+    p = predict_cpu(w, spec)
+    assert p.validated and all(v["run_here"] for v in p.structure.values()) and p.interval is None
+    assert not predict_cpu(BaselineWorkload(rows=4096, features=64, model="lr", optimizer="ma-sgd", batch_size=8,
+                                            processes=4), spec).validated  # 4 processes never ran here
+
+
+def test_the_interval_spans_the_gloo_latency_range() -> None:
+    """The epoch at 5 and 50 us per ring step, by the ring formula: the sync phase moves by 2 (p - 1) x the
+    latency difference per all-reduce, everything else stays."""
+    from pimmodel.baselines.cpu import GLOO_LATENCY_RANGE_S, implementation_of
+    spec = load_cpu()
+    w = study_workload("yfcc100m-hnfc6", "lr", "ma-sgd")
+    p = predict_cpu(w, spec)
+    assert p.interval is not None and p.interval["range"] == [5.0, 50.0]
+    low, high = p.interval["epoch_s"]
+    calls = len(implementation_of(spec).exchange_vectors["dense/ma-sgd"]) * p.steps_per_epoch
+    per_call = 2 * (w.processes - 1)
+    assert low == pytest.approx(p.epoch_s - calls * per_call * (spec.sync_latency_s - GLOO_LATENCY_RANGE_S[0]))
+    assert high == pytest.approx(p.epoch_s + calls * per_call * (GLOO_LATENCY_RANGE_S[1] - spec.sync_latency_s))
+    assert low < p.epoch_s < high
 
 
 def test_study_structure() -> None:

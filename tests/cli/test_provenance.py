@@ -37,7 +37,7 @@ CASES: dict[str, Any] = {
     "sensitivity": pytest.param(["sensitivity", "--json"], "upmem-2556", marks=slow),
     "emulate": pytest.param(["emulate", "--dpus", "4", "--epochs", "1", "--samples-per-dpu", "32", "--features",
                              "64", "--seed", "3", "--json"], "upmem-2556", marks=slow),
-    "validate": pytest.param(["validate", "--group", "finding", "--json"], "upmem-2556", marks=slow),
+    "validate": pytest.param(["validate", "--group", "published", "--json"], "upmem-2556", marks=slow),
     "compare": pytest.param(["compare", "--break-even", "none", "--optimizer", "admm", "--json"], "upmem-2556",
                             marks=slow),
     "calibrate": pytest.param(["calibrate", "--design", "tiny", "--epochs", "1", "--output", "TMP/c.json",

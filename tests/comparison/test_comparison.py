@@ -15,6 +15,7 @@ from support import CliResult, cli
 from pimmodel.baselines import cpu_workload_of, gpu_workload_of, load_gpu, predict_gpu, study_workload
 from pimmodel.baselines.workload import BaselineWorkload
 from pimmodel.comparison import Curve, Run, StandIn, TrainingJob, cpu_job, curve, default_target, pim_job
+from pimmodel.comparison.accuracy import difference
 from pimmodel.comparison.compare import _overtakes
 from pimmodel.specs import CRITEO, YFCC, Workload
 
@@ -107,7 +108,9 @@ def test_curve_is_cached_and_a_damaged_entry_is_recomputed(tmp_path, monkeypatch
     assert first.metric == "accuracy" and len(first.per_epoch) == 2
     assert "2 workers x 16 rows x 16 features" in first.source
     entries = list((tmp_path / "curves").glob("*.json"))
-    assert len(entries) == 1
+    assert len(entries) == TINY.seeds == 3  # one entry per seed
+    assert first.seeds == (0, 1, 2) and "mean of seeds 0-2" in first.source
+    assert all(lo <= m <= hi for lo, m, hi in zip(first.low, first.per_epoch, first.high, strict=True))
 
     import pimmodel.emulator.api as emulator_api
 
@@ -167,3 +170,34 @@ def test_compare_bad_input_is_one_line(tmp_path, args, needle) -> None:
     p = _cli(*args, cache=tmp_path)
     assert p.returncode == 2 and needle in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_a_curve_of_seeds_is_their_mean_and_range() -> None:
+    c = Curve.of_seeds("accuracy", [(0.5, 0.8), (0.7, 0.6), (0.6, 0.7)], "hand", (0, 1, 2))
+    assert c.per_epoch == pytest.approx((0.6, 0.7)) and c.low == (0.5, 0.6) and c.high == (0.7, 0.8)
+    assert c.spread == pytest.approx((0.2, 0.2)) and c.final == pytest.approx(0.7)
+
+
+def test_a_platform_difference_is_claimed_only_beyond_the_seeds_spread() -> None:
+    pim = Curve.of_seeds("accuracy", [(0.80,), (0.90,), (0.85,)], "hand", (0, 1, 2))
+    close = Curve.of_seeds("accuracy", [(0.88,), (0.92,), (0.90,)], "hand", (0, 1, 2))
+    apart = Curve.of_seeds("accuracy", [(0.93,), (0.95,), (0.94,)], "hand", (0, 1, 2))
+    assert difference(pim, close)["verdict"] == "within noise"  # 0.85 vs 0.90: the ranges overlap
+    d = difference(pim, apart)
+    assert d["verdict"] == "lower" and d["difference"] == pytest.approx(-0.09) and d["spread_a"] == pytest.approx(0.1)
+    assert difference(apart, pim)["verdict"] == "higher"
+    single = Curve("accuracy", (0.5,), "one run")
+    assert difference(single, apart)["verdict"] == "within noise"  # no spread known: no claim
+
+
+def test_a_speedup_over_the_cpu_spans_its_all_reduce_latency_range() -> None:
+    from pimmodel.comparison.compare import speedup_range, speedup_text
+    job = TrainingJob("cpu", "lr", "ma-sgd", "dense", 128, 1024, 8, 4, 12, epochs=2)
+    cpu = Run("cpu", "ma-sgd", 10.0, Curve("accuracy", (0.5, 0.6), "hand"), job,
+              {"interval": {"epoch_s": [4.0, 40.0], "range": [5.0, 50.0], "decided_by": "sync.latency_us"}})
+    r = speedup_range(5.0, cpu)  # PIM 5 s in all against the CPU's 20 s (8-80 s)
+    assert r["speedup"] == pytest.approx(4.0) and r["range"] == pytest.approx([1.6, 16.0])
+    assert speedup_text(5.0, cpu) == "4x faster (1.6-16x, decided by the CPU's all-reduce latency)"
+    assert cpu.to_record()["total_s_range"] == [8.0, 80.0]
+    plain = Run("gpu", "sgd", 10.0, Curve("accuracy", (0.5, 0.6), "hand"), job)
+    assert speedup_text(40.0, plain) == "2x slower" and "range" not in speedup_range(40.0, plain)

@@ -63,6 +63,16 @@ def test_assignment_is_the_kernels_integer_arithmetic() -> None:
         assert (labels[i], int(dist[i]), updates[i]) == (best, best_d, improved)
 
 
+def test_chunked_assignment_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(4)
+    block = rng.integers(-9000, 9000, size=(50, 3)).astype(np.int16)
+    centers = rng.integers(-9000, 9000, size=(4, 3)).astype(np.int16)
+    whole = KME._assign(block, centers)
+    monkeypatch.setattr(KME, "CHUNK_POINTS", 7)
+    for a, b in zip(whole, KME._assign(block, centers), strict=True):
+        assert np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("name,k", [("iris", 3), ("wine", 3)])
 def test_inertia_within_one_percent_of_scikit_learn(name: str, k: int) -> None:
     datasets = pytest.importorskip("sklearn.datasets")

@@ -72,6 +72,8 @@ def test_predict_kmeans_json_keeps_the_phase_vocabulary() -> None:
     assert set(rec["per_iteration_s"]) == {"dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host",
                                            "host_aggregate", "launch", "total"}
     assert rec["points_per_dpu"] == 100_000 and rec["iterations_from"] == "given"
+    iv = rec["interval"]["kernel_s"]
+    assert iv["low_s"] < rec["run_s"]["kernel"] < iv["high_s"] and 0 < iv["half_width"] < 1
 
 
 def test_scale_and_bad_input() -> None:

@@ -11,7 +11,7 @@ from pimmodel.calibration.kernel_interval import predict_grid
 from pimmodel.errors import SpecError
 from pimmodel.kernels import prim_data as D
 from pimmodel.kernels import prim_sync
-from pimmodel.kernels.prim import DoesNotFit, describe, kernels
+from pimmodel.kernels.prim import DoesNotFit, active_dpus, describe, kernels
 from pimmodel.kernels.vocabulary import KernelRun
 from pimmodel.specs import load_hardware
 
@@ -95,6 +95,8 @@ def test_trns_shape_by_hand() -> None:
     # i * m and (m n - 1)(i / n) over i < 32 (m = 4, n = 8): (4 + 28 x 3 + ... ) -> 90/32 + 48/32; __udiv32 7.75
     assert D.trns_step2_bits(4, 8) == (90 / 32 + 48 / 32, 7.75)
     assert describe("TRNS", 1, 12_288, rows=16, blocks=1).launches == 2
+    assert active_dpus("TRNS", 2048) == 64 and active_dpus("TRNS", 2048, blocks=100) == 100
+    assert active_dpus("VA", 2048) == 2048
     with pytest.raises(DoesNotFit, match="WRAM"):
         describe("TRNS", 1, 64, rows=64, cols=8)  # 4 KiB tiles, two per tasklet: 128 KiB
 

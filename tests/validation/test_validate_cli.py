@@ -15,13 +15,18 @@ def _run(*args: str) -> CliResult:
     return cli(*args)
 
 
-def test_validate_json_finding_group_passes() -> None:
+def test_validate_json_finding_group_reports_verdicts() -> None:
+    """A finding the model misses is a failed case with verdict "disagrees", counted in the group summary, and
+    the exit code follows it."""
     res = _run("validate", "--group", "finding", "--json")
-    assert res.returncode == 0, res.stderr
     record = json.loads(res.stdout)
-    assert record["ok"] is True
-    assert record["cases"] and all(set(c) >= KEYS for c in record["cases"])
+    assert record["cases"] and all(set(c) >= KEYS | {"verdict"} for c in record["cases"])
     assert {c["group"] for c in record["cases"]} == {"finding"}
+    assert all(c["verdict"] == ("agrees" if c["ok"] else "disagrees") for c in record["cases"])
+    summary = record["groups"]["finding"]
+    assert summary["disagrees"] == sum(not c["ok"] for c in record["cases"]) == summary["cases"] - summary["agrees"]
+    assert res.returncode == (0 if record["ok"] else 1)
+    assert record["ok"] is (summary["disagrees"] == 0)
 
 
 def test_validate_exit_code_follows_failures(tmp_path: Path) -> None:
@@ -55,7 +60,7 @@ def test_default_run_reports_four_groups_hardware_first() -> None:
     assert list(dict.fromkeys(c["group"] for c in record["cases"])) == list(record["groups"])
     assert "consistency (model vs emulator)" in record["groups"]["emulator"]["title"]
     assert "NOT evidence about hardware" in record["groups"]["emulator"]["title"]
-    assert res.returncode == (0 if all(c["ok"] for c in record["cases"]) else 1)
+    assert res.returncode == (0 if all(c["ok"] or "known_discrepancy" in c for c in record["cases"]) else 1)
     assert record["ok"] is all(c["ok"] for c in record["cases"])
     assert any(not t["met"] for t in record["targets"])  # missed targets are reported...
     failing = {c["name"] for c in record["cases"] if not c["ok"]}
@@ -93,7 +98,7 @@ def test_hardware_text_shows_kernels_next_to_upimulator_and_targets() -> None:
     res = _run("validate", "--group", "hardware")
     text = " ".join(res.stdout.split())
     assert "uPIMulator" in text and "targets" in text and "missed" in text and "met" in text
-    assert res.returncode == 1  # VA's four smallest points fail their 25 % (see test_hardware_cases)
+    assert res.returncode == 0  # VA's four smallest points fail their 25 %: documented, reported as known (issue 19)
 
 
 def test_the_figure_puts_the_real_hardware_points_first() -> None:
@@ -115,3 +120,32 @@ def test_the_figure_puts_the_real_hardware_points_first() -> None:
     labels = {t.get_text() for t in right.get_legend().get_texts()}
     assert "consistency (model vs emulator, not evidence) (pass, 1)" in labels and len(labels) == 4
     assert "1 of 7 cases fail" in fig._suptitle.get_text()
+
+
+def test_documented_misses_exit_0_strict_exits_1_undocumented_always_1() -> None:
+    """issue 19: a fresh install's validate exited 1 on the 4 VA points the README documents."""
+    from pimmodel.validation.cases import Case, ValidationReport, known_discrepancies
+
+    (group, name, phase), _reason = next(iter(known_discrepancies().items()))
+    known = Case(group, name, phase, reference=1.0, predicted=2.0, tolerance=0.25)
+    other = Case(group, name + " (not documented)", phase, reference=1.0, predicted=2.0, tolerance=0.25)
+    passing = Case(group, "a pass", phase, reference=1.0, predicted=1.1, tolerance=0.25)
+    assert not known.ok and not other.ok and passing.ok
+    documented = ValidationReport((known, passing), "upmem-2556", "default")
+    assert documented.exit_code() == 0 and documented.exit_code(strict=True) == 1
+    record = documented.to_record()
+    assert record["known_failures"] == 1 and record["undocumented_failures"] == 0
+    assert "documented in" in record["cases"][0]["known_discrepancy"] and "known_discrepancy" not in record["cases"][1]
+    both = ValidationReport((known, other, passing), "upmem-2556", "default")
+    assert both.exit_code() == 1 and both.exit_code(strict=True) == 1
+    assert ValidationReport((passing,), "upmem-2556", "default").exit_code(strict=True) == 0
+
+
+@pytest.mark.slow
+def test_hardware_group_on_a_fresh_install_exits_0_and_strict_exits_1() -> None:
+    res = _run("validate", "--group", "hardware", "--json")
+    record = json.loads(res.stdout)
+    failed = [c for c in record["cases"] if not c["ok"]]
+    assert failed and all("known_discrepancy" in c for c in failed)  # the README's 4 VA points, reported
+    assert res.returncode == 0
+    assert _run("validate", "--group", "hardware", "--strict").returncode == 1

@@ -1,6 +1,6 @@
 """Host<->PIM transfers at scale: the upmem-scale fit files, one constant set per machine, the machine spread.
 
-The fit files (``validation/upmem-scale/README.md``; roles there) are host-transfer microbenchmarks of two
+The fit files (``../shared/data/upmem-scale/README.md`` of the steering repository; roles there) are host-transfer microbenchmarks of two
 machines:
 
 - ``bpforest``: ``bpforest-host-transfer.csv`` (plasgroup/bp-forest-exp, machine not stated), host->DPU only,

@@ -20,9 +20,13 @@ Conventions (one DMA engine and one revolver pipeline per DPU):
   rank's transfer thread pool splits the lines among its threads, and a line costs its bytes per DPU at the
   serial (one-DPU) rate when one thread works alone, or at the per-thread share of PrIM's full-rank rate when
   several do. A transfer of a WRAM symbol goes word by word through the control interfaces, one line at a time.
-  Aggregate bandwidth across ranks grows as ``ranks ** rank_scaling_exponent``; a call from the DPUs costs
+  Across ranks (``rank_set_s``): the SDK keeps one transfer thread pool per memory channel and locks it for a
+  rank's transfer, so ranks sharing a channel go one after another; each further rank adds the share
+  ``push/pull_rank_growth`` of one rank's bandwidth, up to the ceiling ``push/pull_saturation_bytes_per_s`` of the
+  shared host path (both fitted per machine to the upmem-scale fit files); a call from the DPUs costs
   ``pull_call_extra_s`` more than one to them.
-- A launch costs ``launch_overhead_s + launch_per_dpu_s * dpus``.
+- A launch costs ``launch_overhead_s + launch_per_dpu_s * dpus + launch_per_rank_s * (ranks - 1)``: the SDK's
+  polling threads (NR_QUEUES = 4) sweep their ranks one after another, each sweep polling every DPU of a rank.
 """
 
 from __future__ import annotations
@@ -172,9 +176,35 @@ def ranks(dpus: Num, hw: Any) -> Num:
     return ceil(dpus / hw.dpus_per_rank)
 
 
-def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any) -> Num:
-    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs: sub-linear in the number of ranks."""
-    return per_rank_bytes_per_s * ranks(dpus, hw) ** hw.rank_scaling_exponent
+# Across ranks (same SDK file): xeon_sp_write_to_rank / xeon_sp_read_from_rank take the pool of the rank's memory
+# channel (xeon_sp_acquire_pool locks channels_mutex[channel_id]; one pool per channel, MAX_NB_POOL = 31, "no need
+# for more pool than channel"), so ranks on one channel are moved one after another and only ranks on different
+# channels overlap; a pool's threads run on the rank's NUMA node (set_thread_numa_affinity). What a further rank adds
+# is therefore a share of one rank's bandwidth (``*_rank_growth``), and the aggregate stops at the shared host path
+# (``*_saturation_bytes_per_s``): both fitted per machine (calibration/transfers.py).
+def rank_growth(dpus: Num, hw: Any, to_pim: bool) -> Num:
+    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs over one rank's, before the ceiling:
+    ``1 + growth * (ranks - 1)``."""
+    growth = hw.push_rank_growth if to_pim else hw.pull_rank_growth
+    return 1 + growth * (ranks(dpus, hw) - 1)
+
+
+def rank_set_s(one_rank_s: Num, total_bytes: Num, dpus: Num, hw: Any, to_pim: bool) -> Num:
+    """Seconds to move ``total_bytes`` over the ranks of ``dpus`` DPUs when one rank's share alone takes
+    ``one_rank_s``: ``ranks / (1 + growth * (ranks - 1))`` times it, and never faster than the ceiling, which limits
+    how far the ranks overlap but never makes them slower than one after another at one rank's own rate (so one
+    rank alone keeps its measured rate: PrIM's 16.88 GB/s broadcast on one rank of this server is above the
+    fitted machines' ceilings)."""
+    ceiling = hw.push_saturation_bytes_per_s if to_pim else hw.pull_saturation_bytes_per_s
+    n = ranks(dpus, hw)
+    return maximum(n / rank_growth(dpus, hw, to_pim) * one_rank_s, minimum(total_bytes / ceiling, n * one_rank_s))
+
+
+def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any, to_pim: bool = True) -> Num:
+    """Aggregate bandwidth of the ranks holding ``dpus`` DPUs: one rank's times ``rank_growth``, capped by the
+    ceiling but never below one rank's own rate (as ``rank_set_s``)."""
+    ceiling = hw.push_saturation_bytes_per_s if to_pim else hw.pull_saturation_bytes_per_s
+    return minimum(per_rank_bytes_per_s * rank_growth(dpus, hw, to_pim), maximum(ceiling, per_rank_bytes_per_s))
 
 
 def transfer_threads(bytes_per_dpu: Num, hw: Any) -> Num:
@@ -231,7 +261,7 @@ def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: 
     flag = 0 it evaluates exactly to the parallel push of one buffer (0 * x + 1 * y = y in floating point).
 
     A parallel MRAM transfer costs the call (``transfer_call_overhead_s``, plus ``pull_call_extra_s`` from the
-    DPUs) and its fullest rank's lines (``rank_transfer_s``), times ``ranks ** (1 - rank_scaling_exponent)``.
+    DPUs) and its fullest rank's lines (``rank_transfer_s``) spread over the ranks by ``rank_set_s``.
     ``memory = "wram"``: a WRAM ``__host`` symbol (arguments, results) costs ``wram_call_overhead_s`` and
     ``wram_word_s`` per 32-bit word per line; a serial copy costs one call per DPU (one line, one DPU)."""
     if mode == "identical":
@@ -243,7 +273,7 @@ def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: 
     if mode == "broadcast":
         if not to_pim:
             raise ValueError("broadcast goes to the PIM side only")
-        bandwidth = rank_set_bandwidth(hw.broadcast_bytes_per_s_per_rank, dpus, hw)
+        bandwidth = rank_set_bandwidth(hw.broadcast_bytes_per_s_per_rank, dpus, hw, True)
         return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / bandwidth
     if mode == "parallel":
         return _parallel_s(bytes_per_dpu, dpus, hw, to_pim, memory)
@@ -260,17 +290,23 @@ def _call_s(hw: Any, to_pim: bool) -> Num:
 
 
 def _parallel_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, memory: str, distinct: bool = True) -> Num:
-    spread = ranks(dpus, hw) ** (1 - hw.rank_scaling_exponent)
     if memory == "wram":
         words = ceil(bytes_per_dpu / 4)
+        spread = ranks(dpus, hw) / rank_growth(dpus, hw, to_pim)
         return hw.wram_call_overhead_s + spread * transfer_lines(dpus, hw) * words * hw.wram_word_s
-    return _call_s(hw, to_pim) + spread * rank_transfer_s(bytes_per_dpu, dpus, hw, to_pim, distinct)
+    one_rank = rank_transfer_s(bytes_per_dpu, dpus, hw, to_pim, distinct)
+    return _call_s(hw, to_pim) + rank_set_s(one_rank, bytes_per_dpu * dpus, dpus, hw, to_pim)
 
 
 def launch_s(hw: Any, dpus: Num = 0) -> Num:
     """One synchronous ``dpu_launch`` on ``dpus`` DPUs (boot, run-to-completion polling, excluding the kernel
-    itself); ``dpus`` = 0 prices the fixed part alone."""
-    return hw.launch_overhead_s + hw.launch_per_dpu_s * dpus
+    itself); ``dpus`` = 0 prices the fixed part alone. Completion polling (SDK 2021.3, AIS-SNU/PID-Comm
+    upmem-2021.3.0_opt/src/backends/api/src/api/dpu_polling.c:120-126): each of the NR_QUEUES = 4 polling threads
+    (include/dpu_thread_job.h:35) loops over its ranks and calls dpu_poll_rank on each (dpu_runner.c:177), so the
+    last rank's completion is seen one sweep over the ranks later: ``launch_per_rank_s`` per rank beyond the first
+    (no growth inside one rank, as the 1-64-DPU fit finds)."""
+    return (hw.launch_overhead_s + hw.launch_per_dpu_s * dpus
+            + hw.launch_per_rank_s * maximum(ranks(dpus, hw) - 1, 0))
 
 
 # ---------------------------------------------------------------- direct DPU links (hypothetical; UPMEM has none)

@@ -71,7 +71,10 @@ def full_ranks_transfer_s(hw: HardwareSpec, nbytes: float, ranks: float, to_pim:
     x86 backend as ``primitives.host_transfer_s`` prices it): 8 lines of 8 DPUs per rank; the pool's 4 threads take
     2 lines each from 2 KiB per DPU (2 threads of 4 lines below 2 KiB, 1 thread of all 8 below 1 KiB); a thread
     alone moves a line at the one-DPU (serial) rate plus the per-further-DPU extra, one of several threads at no
-    more than 1/8 of PrIM's full-rank rate per DPU of its line; ranks scale as ranks ** (1 - gamma)."""
+    more than 1/8 of PrIM's full-rank rate per DPU of its line; across ranks each further rank adds the share g of
+    one rank's bandwidth (the SDK's one pool per memory channel, locked per rank: xeon_sp_acquire_pool), so r ranks
+    take r / (1 + g (r - 1)) times one rank, and never less than all their bytes at the ceiling (nor more than the
+    ranks one after another)."""
     threads = 1 if nbytes < 1024 else 2 if nbytes < 2048 else 4
     lines = 8 // threads
     on_line = 8 if distinct else 1
@@ -81,7 +84,11 @@ def full_ranks_transfer_s(hw: HardwareSpec, nbytes: float, ranks: float, to_pim:
     alone = 1 / serial + extra * (on_line - 1)
     per_byte = max(alone, on_line * 8 / per_rank) if threads > 1 else alone
     call = hw.transfer_call_overhead_s + (0 if to_pim else hw.pull_call_extra_s)
-    return call + ranks ** (1 - hw.rank_scaling_exponent) * lines * nbytes * per_byte
+    growth = hw.push_rank_growth if to_pim else hw.pull_rank_growth
+    ceiling = hw.push_saturation_bytes_per_s if to_pim else hw.pull_saturation_bytes_per_s
+    one_rank = lines * nbytes * per_byte
+    return call + max(ranks / (1 + growth * (ranks - 1)) * one_rank, min(nbytes * 64 * ranks / ceiling,
+                                                                          ranks * one_rank))
 
 
 @dataclasses.dataclass(frozen=True)

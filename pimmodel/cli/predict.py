@@ -23,6 +23,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     # lazy imports keep the CLI's cold start fast
     from ..api import predict, predict_interval, provenance
     from ..calibration.result import load_calibration
+    from ..calibration.transfers import epoch_interval
     from ..errors import CapacityError
 
     hw = O.hardware(hw_name)
@@ -40,6 +41,8 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
                     raise
                 records.append({"optimizer": optimizer, "dpus": n, "feasible": False, "reason": str(exc)})
                 continue
+            # the epoch's 95 % interval: transfer spread (fit files) and kernel residuals (fit rows), issue 17
+            record["low_s"], record["high_s"] = epoch_interval(record, hw)
             if with_interval:
                 record["interval"] = predict_interval(w, hw, view, cal)
             records.append(record)

@@ -125,7 +125,7 @@ class EquationSet:
             "host_to_pim": r * sympy.Add(*push) + epoch_push + distribute,
             "pim_to_host": r * sympy.Add(*pull) + epoch_pull + gather,
             "host_aggregate": self.host_aggregate_s,
-            "launch": self.launches * P.launch_s(HW),
+            "launch": self.launches * P.launch_s(HW, N),
             "rounds": r,
             "bytes_host_to_pim": (r * pricing.host_calls_bytes(self.calls_per_round, N, True)
                                   + pricing.host_calls_bytes(self.epoch_calls, N, True)),

@@ -53,7 +53,7 @@ def raw_seconds(trace: Trace, hw: HardwareSpec) -> dict[str, float]:
         "host_to_pim": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=True)) + distribute,
         "pim_to_host": float(pricing.host_calls_s(calls, trace.dpus, hw, to_pim=False)) + gather,
         "host_aggregate": aggregate_s(trace, hw),
-        "launch": trace.launches * float(P.launch_s(hw)),
+        "launch": trace.launches * float(P.launch_s(hw, trace.dpus)),
     }
 
 

@@ -121,8 +121,18 @@ FIELDS: tuple[Field, ...] = (
            "0: by a parallel push, as the study's host code does"),
     _f("serial_to_pim_bytes_per_s", "host", "serial_to_pim_gb_per_s", 1e9, 1e6, 1e15),
     _f("serial_from_pim_bytes_per_s", "host", "serial_from_pim_gb_per_s", 1e9, 1e6, 1e15),
-    _f("rank_scaling_exponent", "host", "rank_scaling_exponent", 1, 0.0, 1.0,
-       doc="aggregate bandwidth grows as ranks**exponent"),
+    _f("push_rank_growth", "host", "push_rank_growth", 1, 0.0, 1.0, default=1.0,
+       default_note="every further rank adds a whole rank's bandwidth (no shared host limit)",
+       doc="share of one rank's CPU->DPU bandwidth each further rank adds (ranks sharing a memory channel share "
+           "its transfer pool; 1 = linear)"),
+    _f("pull_rank_growth", "host", "pull_rank_growth", 1, 0.0, 1.0, default=1.0,
+       default_note="every further rank adds a whole rank's bandwidth (no shared host limit)",
+       doc="the same from the DPUs"),
+    _f("push_saturation_bytes_per_s", "host", "push_saturation_gb_per_s", 1e9, 1e6, 1e15, default=1e6,
+       default_note="no ceiling on the aggregate",
+       doc="ceiling of the aggregate CPU->DPU bandwidth over all ranks (the shared host path)"),
+    _f("pull_saturation_bytes_per_s", "host", "pull_saturation_gb_per_s", 1e9, 1e6, 1e15, default=1e6,
+       default_note="no ceiling on the aggregate", doc="the same from the DPUs"),
     _f("transfer_threads", "host", "transfer_threads", 1, 1, 1 << 10, True, default=4,
        default_note="the UPMEM SDK's default transfer thread pool (nrThreadPerPool) of the host programs",
        doc="host threads of a rank's transfer pool; they split the rank's transfer lines (1 below 1 KiB per DPU, "
@@ -147,12 +157,27 @@ FIELDS: tuple[Field, ...] = (
     _f("launch_overhead_s", "host", "launch_overhead_ms", 1e-3, 0, 1e4, doc="one synchronous dpu_launch"),
     _f("launch_per_dpu_s", "host", "launch_per_dpu_us", 1e-6, 0, 1e6, default=0.0,
        doc="launch cost growing with the DPUs launched (boot and completion polling)"),
+    _f("launch_per_rank_s", "host", "launch_per_rank_us", 1e-6, 0, 1e6, default=0.0,
+       doc="launch cost per rank beyond the first: the SDK's 4 polling threads sweep their ranks one after another "
+           "(dpu_polling.c), so completion is seen later the more ranks there are"),
     _f("host_thread_bytes_per_s", "host", "aggregate_gb_per_s_per_thread", 1e9, 1e6, 1e15,
        doc="bytes one host thread streams while reducing DPU vectors"),
     _f("host_memory_bytes_per_s", "host", "memory_gb_per_s", 1e9, 1e6, 1e15, doc="host memory bandwidth cap"),
     _f("host_cores", "host", "cores", 1, 1, 1 << 16, True),
     _f("thread_start_s", "host", "thread_start_us", 1e-6, 0, 1e6, doc="create + join one pthread"),
     _f("host_power_w", "host", "power_w", 1, 0, 1e6),
+    # --- the host platform (documentation of the machine; the transfer mechanism cites it)
+    _f("host_sockets", "platform", "sockets", 1, 1, 64, True, default=2, default_note="a two-socket Xeon host",
+       doc="CPU sockets of the host"),
+    _f("memory_channels_per_socket", "platform", "memory_channels_per_socket", 1, 1, 64, True, default=6,
+       default_note="a Xeon Scalable socket's six DDR4 channels", doc="DDR channels per socket (PIM and DRAM DIMMs)"),
+    _f("memory_channel_bytes_per_s", "platform", "channel_gb_per_s", 1e9, 1e6, 1e15, default=19.2,
+       default_note="DDR4-2400 peak (2400 MT/s x 8 B)", doc="peak bandwidth of one memory channel"),
+    _f("socket_link_bytes_per_s", "platform", "socket_link_gb_per_s", 1e9, 1e6, 1e15, default=19.2,
+       default_note="one UPI link at 9.6 GT/s, one direction", doc="socket-to-socket link, one direction"),
+    _f("ranks_per_channel", "platform", "ranks_per_channel", 1, 1, 64, True, default=4,
+       default_note="two PIM DIMMs of two ranks per channel",
+       doc="ranks on one memory channel; the SDK has one transfer thread pool per channel, locked per transfer"),
     # --- direct inter-DPU links (hypothetical; UPMEM has none)
     _f("link_bytes_per_s", "interconnect", "link_gb_per_s", 1e9, 1e6, 1e15),
     _f("link_latency_s", "interconnect", "link_latency_us", 1e-6, 0, 1e6),
@@ -204,7 +229,6 @@ class HardwareSpec:
     broadcast_identical_pushes: int
     serial_to_pim_bytes_per_s: float
     serial_from_pim_bytes_per_s: float
-    rank_scaling_exponent: float
     transfer_call_overhead_s: float
     launch_overhead_s: float
     host_thread_bytes_per_s: float
@@ -223,6 +247,17 @@ class HardwareSpec:
     pull_line_dpu_s_per_byte: float = 0.0
     wram_call_overhead_s: float = 17.42e-6
     wram_word_s: float = 2.323e-6
+    launch_per_rank_s: float = 0.0
+    push_rank_growth: float = 1.0
+    pull_rank_growth: float = 1.0
+    push_saturation_bytes_per_s: float = 1e15
+    pull_saturation_bytes_per_s: float = 1e15
+    host_sockets: int = 2
+    memory_channels_per_socket: int = 6
+    memory_channel_bytes_per_s: float = 19.2e9
+    socket_link_bytes_per_s: float = 19.2e9
+    ranks_per_channel: int = 4
+    machine: str = ""
     link_topology: str = "none"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -251,7 +286,7 @@ class HardwareSpec:
 
 def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
     """Build a spec from parsed TOML; unknown or missing keys are errors that name the key."""
-    known_top = {"name", "description", "schema", *{f.section for f in FIELDS}}
+    known_top = {"name", "description", "schema", "machine", *{f.section for f in FIELDS}}
     for key in data:
         if key not in known_top:
             raise SpecError(f"{origin}: unknown key {key!r}{_near(key, known_top)}")
@@ -296,12 +331,14 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
     if not isinstance(name, str) or not name:
         raise SpecError(f"{origin}: missing top-level 'name' (a string)")
     return HardwareSpec(name=name, description=str(data.get("description", "")), link_topology=str(topology),
-                        **values)
+                        machine=str(data.get("machine", "")), **values)
 
 
 def to_mapping(spec: HardwareSpec) -> dict[str, Any]:
     """The TOML tables of a spec (inverse of ``from_mapping``), with sources where known."""
     out: dict[str, Any] = {"name": spec.name, "description": spec.description}
+    if spec.machine:
+        out["machine"] = spec.machine
     for f in FIELDS:
         value = getattr(spec, f.name) / f.scale
         value = int(value) if f.integer and float(value).is_integer() else float(value)

@@ -38,7 +38,7 @@ from .cases import (
 )
 from .consistency import consistency_cases
 from .findings import finding_cases
-from .hardware import HardwareRun, hardware_cases, hardware_targets, scale_test_section
+from .hardware import HardwareRun, hardware_cases, hardware_targets, scale_test_section, scale_transfer_section
 from .published import published_cases
 
 __all__ = ["DEFAULT_GROUPS", "GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "Case", "Target", "ValidationReport",
@@ -62,7 +62,9 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
             targets += run.targets()
             scale_targets, scale = scale_test_section(hw)
             targets += scale_targets
-            details["hardware"] = {"kernels": run.kernels(), "test_sources": scale}
+            transfer_targets, transfers = scale_transfer_section(hw)
+            targets += transfer_targets
+            details["hardware"] = {"kernels": run.kernels(), "test_sources": scale, "test_transfers": transfers}
         elif group == "published":
             cases += published_cases(hw)
         elif group == "emulator":

@@ -29,6 +29,8 @@ CASES: dict[str, Any] = {
     "specs show": (["specs", "show", "upmem-640", "--json"], "upmem-640"),
     "kernel": (["kernel", "--name", "VA", "--dpus", "1", "--size", "2048", "--json"], "upmem-2556"),
     "kernel --list": (["kernel", "--list", "--json"], None),
+    "transfer": (["transfer", "--bytes-per-dpu", "64KiB", "--dpus", "2048", "--json"], "upmem-2556"),
+    "transfer --fit": pytest.param(["transfer", "--fit", "--json"], "upmem-2556", marks=slow),
     "kernel --fit": pytest.param(["kernel", "--fit", "--no-cv", "--json"], "upmem-2556", marks=slow),
     "baseline predict": (["baseline", "predict", "--json"], None),
     "baseline measure": pytest.param(["baseline", "measure", "--quick", "--json"], None, marks=slow),
@@ -48,7 +50,7 @@ CASES: dict[str, Any] = {
     "reproduce --list": (["reproduce", "--list", "--json"], None),
 }
 """command -> (arguments, the hardware its record names); TMP is the test's folder."""
-WRITES_OUTPUT = {"predict", "scale", "equations", "specs list", "specs show", "kernel", "kernel --list",
+WRITES_OUTPUT = {"predict", "scale", "equations", "specs list", "specs show", "kernel", "kernel --list", "transfer",
                  "baseline predict", "baseline measure", "sensitivity", "emulate", "validate", "compare", "explore",
                  "explore show"}
 """Commands whose -o FILE.json is the --json record (calibrate's and kernel --fit's -o is the calibration,

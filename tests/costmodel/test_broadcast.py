@@ -22,8 +22,8 @@ def _pushes(w: Workload, hw, mode: str) -> float:
     """host_to_pim of the host path by hand: per round the model vector (and, dense, the 8-B bias); ADMM's w_k and
     c_k are each DPU's own buffer, MA/GA-SGD's model and bias one buffer for every DPU. ``parallel``: as the SDK
     moves them (``support.full_ranks_transfer_s``, 32 full ranks at 2,048 DPUs); ``broadcast``: the call overhead
-    + N x bytes / (PrIM's broadcast bandwidth per rank x ranks^exponent) (the constants read from
-    upmem-2556.toml)."""
+    + N x bytes / min(PrIM's broadcast bandwidth per rank x (1 + g (ranks - 1)), the push ceiling) (the
+    constants read from upmem-2556.toml)."""
     calls = [w.dataset.features * 4] + ([8] if w.dataset.layout == "dense" else [])
     distinct = w.optimizer == "admm"
     if distinct:  # w_k and c_k, each DPU its own
@@ -32,9 +32,9 @@ def _pushes(w: Workload, hw, mode: str) -> float:
     ranks = w.dpus / 64
     if mode == "parallel":
         return rounds * sum(full_ranks_transfer_s(hw, b, ranks, distinct=distinct) for b in calls)
-    return rounds * sum(hw.transfer_call_overhead_s + w.dpus * b / (hw.broadcast_bytes_per_s_per_rank
-                                                                     * ranks ** hw.rank_scaling_exponent)
-                        for b in calls)
+    bandwidth = min(hw.broadcast_bytes_per_s_per_rank * (1 + hw.push_rank_growth * (ranks - 1)),
+                    max(hw.push_saturation_bytes_per_s, hw.broadcast_bytes_per_s_per_rank))
+    return rounds * sum(hw.transfer_call_overhead_s + w.dpus * b / bandwidth for b in calls)
 
 
 def test_upmem_specs_default_to_the_study_parallel_push() -> None:
@@ -55,8 +55,9 @@ def test_flag_0_is_the_parallel_push_and_flag_1_the_broadcast(upmem, dataset, mo
         assert on == off
         return
     assert on["host_to_pim"] == pytest.approx(_pushes(w, upmem, "broadcast"), rel=1e-12)
-    # PrIM's broadcast (16.88 GB/s per rank, 8 threads) beats the applications' 4-thread push of one buffer
-    # (2 lines per thread, each one DPU's bytes at 0.33 GB/s): the bytes' part shrinks (the fixed call costs stay)
+    # at 32 ranks the parallel push of one buffer meets the 10.6 GB/s ceiling of the shared host path, while the
+    # broadcast keeps PrIM's one-rank 16.88 GB/s (a rank alone is never slowed by the ceiling): the bytes' part
+    # shrinks to 10.6 / 16.88 = 0.63 of the push's (the fixed call costs stay)
     calls = off["rounds"] * (2 if dataset.layout == "dense" else 1) * upmem.transfer_call_overhead_s
     assert on["host_to_pim"] - calls < 0.7 * (off["host_to_pim"] - calls)
     assert on["bytes_host_to_pim"] == off["bytes_host_to_pim"]  # the same bytes arrive
@@ -72,7 +73,9 @@ def test_links_replace_the_pushes_so_the_flag_does_not_matter(upmem, topology) -
 
 
 def test_flag_is_vectorized_in_one_compiled_call(upmem) -> None:
-    w = Workload(CRITEO, "lr", "ga-sgd", 2048)
+    # one rank (64 DPUs), where no ceiling binds: PrIM's broadcast (16.88 GB/s per rank, 8 threads) beats the
+    # applications' 4-thread push of one buffer (2 lines per thread, each one DPU's bytes at 0.33 GB/s)
+    w = Workload(YFCC, "lr", "ga-sgd", 64)
     both = raw(w, {**upmem.numeric(), "broadcast_identical_pushes": np.array([0.0, 1.0])})
     assert both["host_to_pim"][1] < both["host_to_pim"][0]
 

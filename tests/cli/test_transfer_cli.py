@@ -1,0 +1,62 @@
+"""``pimmodel transfer``: the cross product, its JSON record and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import cli
+
+from pimmodel import primitives as P
+from pimmodel.specs import load_hardware
+
+
+def test_cross_product_json() -> None:
+    r = cli("transfer", "--direction", "to-dpu,from-dpu", "--bytes-per-dpu", "8,65536,1MiB", "--dpus", "1,64,2048",
+            "--json")
+    assert r.returncode == 0, r.stderr
+    points = json.loads(r.stdout)["points"]
+    assert len(points) == 2 * 3 * 3
+    hw = load_hardware("upmem-2556")
+    for p in points:
+        assert set(p) == {"direction", "mode", "memory", "dpus", "bytes_per_dpu", "seconds", "gb_per_s", "low_s",
+                          "high_s"}
+        expected = float(P.host_transfer_s(p["bytes_per_dpu"], p["dpus"], hw, p["direction"] == "to-dpu"))
+        assert p["seconds"] == pytest.approx(expected, rel=1e-12)
+        assert p["gb_per_s"] == pytest.approx(p["bytes_per_dpu"] * p["dpus"] / p["seconds"] / 1e9)
+        assert p["low_s"] < p["seconds"] < p["high_s"]
+    assert {p["bytes_per_dpu"] for p in points} == {8, 65536, 1 << 20}
+
+
+def test_outside_the_fit_the_interval_widens() -> None:
+    r = cli("transfer", "--bytes-per-dpu", "64KiB,8", "--dpus", "2048", "--json")
+    inside, outside = json.loads(r.stdout)["points"]
+    assert outside["high_s"] / outside["seconds"] > inside["high_s"] / inside["seconds"]
+
+
+@pytest.mark.parametrize("args", [("--bytes-per-dpu", "1XB"), ("--dpus", "0"), ("--direction", "up"),
+                                  ("--mode", "broadcast", "--direction", "from-dpu"),
+                                  ("--memory", "wram", "--bytes-per-dpu", "1MiB")])
+def test_bad_input_is_one_line(args) -> None:  # type: ignore[no-untyped-def]
+    r = cli("transfer", *args)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_predict_and_scale_records_carry_the_epoch_interval() -> None:
+    """low_s / high_s: the transfer spread on the two transfer phases and the kernel residuals on the rest."""
+    import math
+
+    from pimmodel.calibration.kernel_interval import read_residuals
+    from pimmodel.calibration.transfers import Z_95
+
+    r = cli("scale", "--dataset", "yfcc100m-hnfc6", "--model", "lr", "--optimizer", "admm", "--dpus", "64,2048",
+            "--json")
+    assert r.returncode == 0, r.stderr
+    for p in json.loads(r.stdout)["points"]:
+        total = p["per_epoch_s"]["total"]
+        assert p["low_s"] < total < p["high_s"]
+        # ADMM on YFCC is DPU-bound: the interval is about the kernel residuals' alone
+        h = read_residuals().half_log()
+        assert math.log(p["high_s"] / total) == pytest.approx(h, rel=0.05)
+        assert Z_95 > 1.9

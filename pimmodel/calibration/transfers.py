@@ -1,7 +1,7 @@
 """Host<->PIM transfers at scale: the upmem-scale fit files, one constant set per machine, the machine spread.
 
-The fit files (``../shared/data/upmem-scale/README.md`` of the steering repository; roles there) are host-transfer microbenchmarks of two
-machines:
+The fit files (``shared/data/upmem-scale/README.md`` gives their sources and roles) are host-transfer
+microbenchmarks of two machines:
 
 - ``bpforest``: ``bpforest-host-transfer.csv`` (plasgroup/bp-forest-exp, machine not stated), host->DPU only,
   8 B-1 MiB per DPU on 1-2,048 DPUs, parallel / serial / broadcast, MRAM and WRAM; one cold run per point, so only

@@ -110,7 +110,7 @@ def load_prim_runs() -> tuple[PrimRun, ...]:
     """Every row of both files, expressible or with the reason it is not."""
     out: list[PrimRun] = []
     for source, name in SOURCES.items():
-        path = data_dir("validation") / name
+        path = data_dir("validation") / "upmem-scale" / name
         try:
             with open(path, newline="", encoding="utf-8") as f:
                 rows = list(csv.DictReader(f))

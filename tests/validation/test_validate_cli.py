@@ -16,8 +16,8 @@ def _run(*args: str) -> CliResult:
 
 
 def test_validate_json_finding_group_reports_verdicts() -> None:
-    """A finding the model misses is a failed case with verdict "disagrees", counted in the group summary, and
-    the exit code follows it."""
+    """A finding the model misses is a failed case with verdict "disagrees", counted in the group summary; the
+    exit code follows the disagreements known-discrepancies.toml does not document (--strict: all of them)."""
     res = _run("validate", "--group", "finding", "--json")
     record = json.loads(res.stdout)
     assert record["cases"] and all(set(c) >= KEYS | {"verdict"} for c in record["cases"])
@@ -25,8 +25,13 @@ def test_validate_json_finding_group_reports_verdicts() -> None:
     assert all(c["verdict"] == ("agrees" if c["ok"] else "disagrees") for c in record["cases"])
     summary = record["groups"]["finding"]
     assert summary["disagrees"] == sum(not c["ok"] for c in record["cases"]) == summary["cases"] - summary["agrees"]
-    assert res.returncode == (0 if record["ok"] else 1)
     assert record["ok"] is (summary["disagrees"] == 0)
+    documented = sum("known_discrepancy" in c for c in record["cases"])
+    assert record["known_failures"] == documented
+    assert record["undocumented_failures"] == summary["disagrees"] - documented
+    assert res.returncode == (0 if record["undocumented_failures"] == 0 else 1)
+    strict = _run("validate", "--group", "finding", "--json", "--strict")
+    assert strict.returncode == (0 if record["ok"] else 1)
 
 
 def test_validate_exit_code_follows_failures(tmp_path: Path) -> None:

@@ -126,10 +126,14 @@ class HardwareCalibration:
 def read_hardware_calibration(path: str | Path | None = None) -> HardwareCalibration:
     """A stored hardware calibration (None: the shipped one)."""
     where = Path(path) if path is not None else shipped_path()
+    return HardwareCalibration.from_json(read_json(where), str(where))
+
+
+def read_json(where: Path) -> Any:
+    """A stored JSON record, or one SpecError line naming the file (unreadable, not JSON)."""
     try:
-        data = json.loads(where.read_text(encoding="utf-8"))
+        return json.loads(where.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SpecError(f"cannot read {where}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise SpecError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    return HardwareCalibration.from_json(data, str(where))

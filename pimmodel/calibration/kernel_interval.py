@@ -41,6 +41,7 @@ from ..errors import SpecError
 from ..kernels.prim import DoesNotFit, describe
 from ..resources import data_dir
 from ..specs import HardwareSpec
+from .hardware_result import read_json
 from .measurements import TEST_KERNELS, Measurement, predict_point
 
 LEVEL = 0.95
@@ -112,13 +113,7 @@ class KernelResiduals:
 def read_residuals(path: str | None = None) -> KernelResiduals:
     """The stored residuals (None: the shipped file)."""
     where = Path(path) if path is not None else residuals_path()
-    try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"cannot read {where}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    return KernelResiduals.from_json(data, str(where))
+    return KernelResiduals.from_json(read_json(where), str(where))
 
 
 # ---------------------------------------------------------------- building the residuals (fit rows only)

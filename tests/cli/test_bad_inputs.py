@@ -189,7 +189,7 @@ CASES: dict[str, Case] = {
     "dpus-trailing-comma": Case(("scale", "--dpus", "256,512,"), "has an empty entry"),
     "group-empty-entry": Case(("validate", "--group", "emulator,,published"), "has an empty entry"),
     # emulate options (the lead's checks, covered here)
-    "emulate-seed-negative": Case(("emulate", "--seed", "-1"), "--seed must be a whole number >= 0"),
+    "emulate-seed-negative": Case(("emulate", "--seed", "-1"), "--seed must be a whole number in [0, 2**32 - 1"),
     "emulate-features-below-16": Case(("emulate", "--features", "8"), "use at least 16"),
     "emulate-features-for-a-file": _emulate("data.svm", b"1 1:1\n0 2:1\n" * 10, "come from the file",
                                             "--features", "128"),
@@ -200,7 +200,7 @@ CASES: dict[str, Case] = {
     "emulate-2048-dpus-memory": Case(("emulate", "--dataset", "synthetic-criteo", "--optimizer", "admm", "--dpus",
                                       "2048"), "use fewer --dpus"),
     # calibrate options and its output file
-    "calibrate-seed-negative": Case(("calibrate", "--seed", "-1"), "--seed must be a whole number >= 0"),
+    "calibrate-seed-negative": Case(("calibrate", "--seed", "-1"), "--seed must be a whole number in [0, 2**32 - 1"),
     "calibrate-output-directory": Case(("calibrate", "--output", "{tmp}"), "is a directory"),
     "calibrate-output-missing-folder": Case(("calibrate", "--output", "{tmp}/missing/cal.json"), "does not exist"),
     "calibrate-output-device": Case(("calibrate", "--output", "/dev/full"), "not a regular file"),

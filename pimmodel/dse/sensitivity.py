@@ -44,7 +44,10 @@ class WhatIf:
 WHAT_IFS: tuple[WhatIf, ...] = (
     WhatIf("4x host bandwidth", lambda h: {"push_bytes_per_s_per_rank": 4 * h.push_bytes_per_s_per_rank,
                                            "pull_bytes_per_s_per_rank": 4 * h.pull_bytes_per_s_per_rank,
-                                           "broadcast_bytes_per_s_per_rank": 4 * h.broadcast_bytes_per_s_per_rank}),
+                                           "broadcast_bytes_per_s_per_rank": 4 * h.broadcast_bytes_per_s_per_rank,
+                                           # the shared host path's ceilings too: at 32 ranks they bind
+                                           "push_saturation_bytes_per_s": 4 * h.push_saturation_bytes_per_s,
+                                           "pull_saturation_bytes_per_s": 4 * h.pull_saturation_bytes_per_s}),
     WhatIf("linear rank scaling", lambda h: {"push_rank_growth": 1.0, "pull_rank_growth": 1.0,
                                              "push_saturation_bytes_per_s": 1e15,
                                              "pull_saturation_bytes_per_s": 1e15}),

@@ -117,16 +117,21 @@ class HardwareCalibration:
             raise SpecError(f"{origin}: not a hardware calibration ({exc})") from None
 
     def write(self, path: str | Path) -> Path:
-        with replacing(path) as f:
-            json.dump(self.to_json(), f, indent=1)
-            f.write("\n")
-        return Path(path)
+        return write_json(path, self.to_json())
 
 
 def read_hardware_calibration(path: str | Path | None = None) -> HardwareCalibration:
     """A stored hardware calibration (None: the shipped one)."""
     where = Path(path) if path is not None else shipped_path()
     return HardwareCalibration.from_json(read_json(where), str(where))
+
+
+def write_json(path: str | Path, record: Any) -> Path:
+    """A JSON record written atomically (one space of indent, a final newline): the stored calibration files."""
+    with replacing(path) as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    return Path(path)
 
 
 def read_json(where: Path) -> Any:

@@ -25,7 +25,6 @@ show it; it says nothing about a machine other than the measured one (the test s
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,12 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import replacing
 from ..errors import SpecError
 from ..kernels.prim import DoesNotFit, describe
 from ..resources import data_dir
 from ..specs import HardwareSpec
-from .hardware_result import read_json
+from .hardware_result import read_json, write_json
 from .measurements import TEST_KERNELS, Measurement, predict_point
 
 LEVEL = 0.95
@@ -103,10 +101,7 @@ class KernelResiduals:
             raise SpecError(f"{origin}: not a kernel-residuals file ({exc})") from None
 
     def write(self, path: str | Path) -> Path:
-        with replacing(path) as f:
-            json.dump(self.to_json(), f, indent=1)
-            f.write("\n")
-        return Path(path)
+        return write_json(path, self.to_json())
 
 
 @lru_cache(maxsize=4)

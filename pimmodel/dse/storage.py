@@ -567,6 +567,9 @@ class TrialStore:
         """Numbers of trials read while still running (another client's), read again until finished."""
         self._own: set[int] = set()
         """Trial ids this store wrote that the number scan has not passed yet."""
+        self.written = 0
+        """Trials this store has written, counted inside the same deferred-signal block as each write (a Ctrl-C
+        or SIGTERM between two writes of a batch leaves the count exact)."""
 
     def append(self, trials: Sequence[FrozenTrial], stop: Callable[[], bool] | None = None) -> list[int]:
         """Persist finished trials; Optuna numbers each one under its lock. Returns the ids of the trials
@@ -579,6 +582,7 @@ class TrialStore:
                 for t in trials:
                     with guard():
                         ids.append(self.storage.create_new_trial(self.study_id, template_trial=t))
+                        self.written += 1
                     if stop is not None and stop():
                         break
         finally:

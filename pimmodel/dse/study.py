@@ -294,12 +294,16 @@ def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None 
                     stopped = True
                     break
                 batch = [shadow.ask() for _ in range(min(spec.batch, budget - added))]
-                added += len(store.append(_score(evaluator, shadow, batch, tag), stop))
+                store.append(_score(evaluator, shadow, batch, tag), stop)
+                added = store.written
                 _add(shadow, store.read_new())
                 if progress is not None:
                     progress(added, _best(shadow, spec))
-        except KeyboardInterrupt:  # a StopRequest's signal outside a write: every trial counted is stored
+        except KeyboardInterrupt:  # a StopRequest's signal outside a write: every trial written is counted
             stopped = True
+            added = store.written  # a signal between two writes of a batch, or after the batch's last one
+            if progress is not None:
+                progress(added, None)
     stopped = stopped or (stop is not None and stop())
     return RunResult(spec.name, study.location.shown, added, time.perf_counter() - start, stopped)
 
@@ -411,19 +415,16 @@ def warm(evaluator: Evaluator) -> None:
 
 def _worker(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,
             resume_anyway: bool, stop: Any, stored: Any, errors: Any, parent_pid: int,
-            provenance: Mapping[str, Any] | None = None) -> None:
+            provenance: Mapping[str, Any] | None = None, slot: int = 0) -> None:
     """One worker process: SIGINT is ignored (inherited from the parent); the parent's ``stop`` event, the
     parent's death or SIGTERM (the parent's last word) ends it after the trial it writes. Input problems go
     to the parent as one line, not a traceback."""
-    counted = [0]
 
     def parent_says_stop() -> bool:
         return bool(stop.is_set()) or os.getppid() != parent_pid
 
     def progress(done: int, _best_value: float | None) -> None:
-        with stored.get_lock():
-            stored.value += done - counted[0]
-        counted[0] = done
+        stored[slot] = done  # this worker's own slot, set (not added to): a signal here cannot count twice
 
     try:
         with StopRequest(signal.SIGTERM, also=parent_says_stop) as request:
@@ -457,10 +458,10 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
     if opened is not None:
         opened(study, None)
     ctx = multiprocessing.get_context("spawn")
-    halt, stored, errors = ctx.Event(), ctx.Value("q", 0), ctx.SimpleQueue()
+    halt, stored, errors = ctx.Event(), ctx.Array("q", workers), ctx.SimpleQueue()  # trials per worker
     shares = [trials // workers + (1 if i < trials % workers else 0) for i in range(workers)]
     procs = [ctx.Process(target=_worker, args=(spec, storage_url, n, timeout_s, None if seed is None else seed + i,
-                                               True, halt, stored, errors, os.getpid(), provenance))
+                                               True, halt, stored, errors, os.getpid(), provenance, i))
              for i, n in enumerate(shares)]
     start = time.perf_counter()
     interrupted = False
@@ -470,7 +471,7 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
             if (stop is not None and stop()) or not errors.empty():
                 halt.set()
             if progress is not None:
-                progress(stored.value, None)
+                progress(sum(stored[:]), None)
             time.sleep(0.1)
     except KeyboardInterrupt:  # Ctrl-C (a StopRequest as ``stop``): the workers stop after their writes
         interrupted = True
@@ -486,7 +487,7 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
     if failed and not interrupted:
         raise StudyError(f"{len(failed)} of {workers} worker processes failed (exit codes {failed})")
     interrupted = interrupted or (stop is not None and stop())
-    return RunResult(spec.name, study.location.shown, stored.value, time.perf_counter() - start, interrupted)
+    return RunResult(spec.name, study.location.shown, int(sum(stored[:])), time.perf_counter() - start, interrupted)
 
 
 def _stop(procs: Sequence[multiprocessing.process.BaseProcess], at_once: bool) -> None:

@@ -458,7 +458,8 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
     if opened is not None:
         opened(study, None)
     ctx = multiprocessing.get_context("spawn")
-    halt, stored, errors = ctx.Event(), ctx.Array("q", workers), ctx.SimpleQueue()  # trials per worker
+    # trials stored per worker: one slot each, one writer each, so no lock that a signal could leave held
+    halt, stored, errors = ctx.Event(), ctx.Array("q", workers, lock=False), ctx.SimpleQueue()
     shares = [trials // workers + (1 if i < trials % workers else 0) for i in range(workers)]
     procs = [ctx.Process(target=_worker, args=(spec, storage_url, n, timeout_s, None if seed is None else seed + i,
                                                True, halt, stored, errors, os.getpid(), provenance, i))

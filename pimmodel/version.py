@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-import shlex
 import subprocess
 import sys
 from importlib import metadata
@@ -77,8 +76,10 @@ def library_versions() -> dict[str, str | None]:
 
 
 def command_line() -> str:
-    """The command line of this process, as a shell would take it back."""
-    return shlex.join(sys.argv) if sys.argv else ""
+    """The command line of this process, as a shell would take it back, every password in it masked."""
+    from .redact import mask_argv
+
+    return mask_argv(sys.argv) if sys.argv else ""
 
 
 def environment() -> dict[str, Any]:

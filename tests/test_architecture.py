@@ -12,7 +12,7 @@ ROOT = Path(pimmodel.__file__).parent
 LAYERS: dict[str, int] = {
     # 0-1: vocabulary every layer may use
     "errors": 0, "units": 0, "resources": 0, "atomic": 1, "phases": 1,
-    "version": 0,
+    "redact": 0, "version": 1,
     # 2: frozen, validated descriptions; rendering of plain records (no model inside)
     "specs": 2, "report": 2,
     # 3-4: what one event costs, and what a kernel executes (and whether it fits)

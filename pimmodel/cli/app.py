@@ -116,7 +116,9 @@ def fail(message: str, code: int = 2, at_once: bool = False) -> None:
     """Print one line to stderr and exit (the CLI's only error path). ``at_once`` (explore after Ctrl-C: every
     trial counted is stored and every worker stopped): the installed script skips the interpreter's teardown,
     which takes seconds once sympy's caches are loaded."""
-    first = " ".join(str(message).split())
+    from ..redact import mask
+
+    first = mask(" ".join(str(message).split()))
     typer.echo(f"error: {first}", err=True)
     if at_once and _own_process():
         import gc

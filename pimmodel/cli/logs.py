@@ -53,6 +53,17 @@ def _not_on_terminal(record: logging.LogRecord) -> bool:
     return not (record.name == PROGRESS and sys.stderr.isatty())
 
 
+def _masked(record: logging.LogRecord) -> bool:
+    """Every line written has its URLs' passwords masked (a storage or an address in a message)."""
+    from ..redact import mask
+
+    text = record.getMessage()
+    shown = mask(text)
+    if shown != text:
+        record.msg, record.args = shown, ()
+    return True
+
+
 def configure(verbose: int = 0, quiet: bool = False, log_file: Path | None = None) -> None:
     """Send the ``pimmodel`` logger to stderr (and ``log_file``, appended to) at INFO, WARNING with ``quiet``,
     DEBUG with ``verbose``. Called once per command by the CLI; a library user's logging is never touched."""
@@ -66,9 +77,11 @@ def configure(verbose: int = 0, quiet: bool = False, log_file: Path | None = Non
     formatter = logging.Formatter(FORMAT, DATE_FORMAT)
     stderr = _Stderr()
     stderr.addFilter(_not_on_terminal)
+    stderr.addFilter(_masked)
     handlers: list[logging.Handler] = [stderr]
     if log_file is not None:
         handlers.append(_file_handler(log_file))
+        handlers[-1].addFilter(_masked)
     for handler in handlers:
         handler.setFormatter(formatter)
         setattr(handler, _OURS, True)

@@ -51,6 +51,7 @@ from optuna.storages.journal import JournalFileSymlinkLock
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import StudyError
+from ..redact import drop_password, mask
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class Location:
             return str(self.path)
         if self.path is not None:
             return f"sqlite:///{self.path}"
-        return _hide_password(self.url)
+        return mask(self.url)
 
     @property
     def argument(self) -> str:
@@ -100,7 +101,7 @@ class Location:
         absolute path, a database by its URL without the password (give it in ~/.pgpass or PGPASSWORD)."""
         if self.path is not None:
             return self.shown
-        return _drop_password(self.url)
+        return drop_password(self.url)
 
     def dashboard_command(self) -> str:
         """The shell command that opens optuna-dashboard on this storage."""
@@ -524,24 +525,13 @@ def _reason(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     text = str(orig) if orig is not None and str(orig) else str(exc)
     text = text.split("\n[SQL:", 1)[0].split("\n(Background on", 1)[0]
-    text = _hide_password(" ".join(text.split()))
+    text = mask(" ".join(text.split()))
     if len(text) > 300:  # a driver's message with a long statement in it: keep its first sentence whole
         first = text.split(". ", 1)[0]
         text = first if len(first) <= 300 else first[:297] + "..."
     return text or type(exc).__name__
 
 
-def _hide_password(text: str) -> str:
-    """``user:secret@host`` -> ``user:***@host`` (URLs end up in messages and JSON records)."""
-    import re
-
-    return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", text)
-
-
-def _drop_password(url: str) -> str:
-    import re
-
-    return re.sub(r"(://[^:/@\s]+):[^@\s]*@", r"\1@", url)
 
 
 @contextmanager

@@ -294,9 +294,38 @@ def transfer_log_sd(bytes_per_dpu: float, dpus: int, hw: HardwareSpec, direction
     return sd if inside_fit(direction, mode, memory, dpus, bytes_per_dpu) else OUTSIDE_WIDENING * sd
 
 
+ALIGN_BYTES = {"mram": 8, "wram": 4}
+"""A host transfer's address and length alignment per memory: MRAM 8 B, WRAM 4 B (UPMEM SDK documentation, host
+API, as listed in the reference's host-transfer table)."""
+
+
+def check_call(bytes_per_dpu: float, hw: HardwareSpec, memory: str = "mram", option: str = "bytes_per_dpu") -> None:
+    """Refuse a transfer call the SDK would refuse: a size that is not a finite whole number of bytes of at least
+    one alignment unit, not a multiple of the memory's alignment, or larger than that memory of one DPU."""
+    from ..errors import SpecError
+
+    if memory not in ALIGN_BYTES:
+        raise SpecError(f"memory {memory!r} is not one of {', '.join(ALIGN_BYTES)}")
+    align = ALIGN_BYTES[memory]
+    capacity = hw.mram_bytes if memory == "mram" else hw.wram_bytes
+    if not math.isfinite(bytes_per_dpu) or bytes_per_dpu != int(bytes_per_dpu) or bytes_per_dpu < 1:
+        raise SpecError(f"{option}: {bytes_per_dpu!r} is not a whole number of bytes of at least 1")
+    size = int(bytes_per_dpu)
+    if size % align:
+        down, up = size - size % align, size - size % align + align
+        fix = f"round it to {down:,} or {up:,}" if down else f"use {up:,}"
+        raise SpecError(f"{option}: {size:,} B is not a multiple of {align} B, the alignment of a host transfer to "
+                        f"{memory.upper()}; {fix}")
+    if size > capacity:
+        raise SpecError(f"{option}: {size:,} B is more than the {capacity:,}-B {memory.upper()} of one DPU of "
+                        f"{hw.name}")
+
+
 def transfer_interval(bytes_per_dpu: float, dpus: int, hw: HardwareSpec, direction: str, mode: str = "parallel",
                       memory: str = "mram") -> tuple[float, float, float]:
-    """(seconds, low_s, high_s): the prediction and its 95 % interval, log-normal with ``transfer_log_sd``."""
+    """(seconds, low_s, high_s): the prediction and its 95 % interval, log-normal with ``transfer_log_sd``.
+    A call the SDK would refuse (``check_call``) is refused."""
+    check_call(bytes_per_dpu, hw, memory)
     seconds = float(host_transfer_s(bytes_per_dpu, dpus, hw, direction == "to-dpu", mode, memory))
     half = Z_95 * transfer_log_sd(bytes_per_dpu, dpus, hw, direction, mode, memory)
     return seconds, seconds * math.exp(-half), seconds * math.exp(half)

@@ -161,7 +161,7 @@ def as_flag(exc: PimModelError) -> str:
 def main() -> None:
     """Console entry point: run the app behind the error boundary."""
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="pimmodel")
         sys.stdout.flush()
     except PimModelError as exc:
         fail(as_flag(exc))
@@ -178,7 +178,8 @@ def main() -> None:
     except typer.Abort:
         fail("aborted", 1)
     except Exception as exc:  # click's usage errors (typer may vendor its own click) arrive here
-        if type(exc).__name__ == "NoArgsIsHelpError":
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a command group run bare: its usage, as --help prints it
+            typer.echo(exc.format_message() if hasattr(exc, "format_message") else str(exc))
             raise SystemExit(0) from None
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             fail(exc.format_message())

@@ -102,6 +102,7 @@ def _render(result: Any) -> None:
 
 
 def emulate_command(
+    ctx: typer.Context,
     dataset: Annotated[str, typer.Option("--dataset", help="synthetic-yfcc, synthetic-criteo, or a file: .npy "
                                          "(rows x (features + label), features in [0, 1]) or svmlight/LIBSVM "
                                          "(real values: the dense kernels; one value everywhere: the sparse "
@@ -171,7 +172,7 @@ def emulate_command(
     blobs (with --points, --dims), iris, wine or a .npy file; --json prints {"emulated", "model", "inertia",
     "iterations", "restarts", "events", "provenance"}.
     """
-    if F.check_workload(workload) != "linear":
+    if F.check_workload(workload, ctx) != "linear":
         F.emulate_family(workload, dataset, hardware, dpus, points, dims, clusters, n_init, seed, output, json)
         return
     O.check_output(output)

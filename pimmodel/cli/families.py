@@ -36,11 +36,27 @@ def _sizes(points: str | None, dims: int | None, clusters: int | None) -> tuple[
     return parse_count(points, "--points"), dims, clusters
 
 
-def check_workload(workload: str) -> str:
+def check_workload(workload: str, ctx: typer.Context | None = None) -> str:
+    """The family's name; an option given on the command line (or by its environment variable) that this family
+    does not read in the running command is refused with one line (``specs.families.refused_options``)."""
     # lazy imports keep the CLI's cold start fast
-    from ..specs.families import family_info
+    from ..errors import SpecError
+    from ..specs.families import family_info, refused_options
 
-    return family_info(workload).name
+    name = family_info(workload).name
+    if ctx is None or ctx.info_name is None:
+        return name
+    flags = {p.name: p.opts[0] for p in ctx.command.params if p.name}
+    sources = {n: ctx.get_parameter_source(n) for n in flags}
+    given = [n for n, src in sources.items() if src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")]
+    refused = refused_options(name, ctx.info_name, given)
+    if refused:
+        option, owners = refused[0]
+        where = " or ".join(f"--workload {f}" for f in owners) or "no workload of this command"
+        more = f" (also refused: {', '.join(flags[o] for o, _ in refused[1:])})" if len(refused) > 1 else ""
+        raise SpecError(f"{flags[option]} does not apply to --workload {name} in {ctx.info_name}: only {where} "
+                        f"reads it; drop it{more}")
+    return name
 
 
 def predict_family(workload: str, hardware: str, dpus: list[int], points: str | None, dims: int | None,

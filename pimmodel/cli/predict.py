@@ -75,6 +75,7 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write 
 
 
 def predict_command(
+    ctx: typer.Context,
     optimizer: Annotated[str | None, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}; omit to compare the "
                                                   "study's three (ma-sgd, ga-sgd, admm) side by side.")] = None,
     hardware: O.Hardware = "upmem-2556",
@@ -116,7 +117,7 @@ def predict_command(
     "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
     records}.
     """
-    if F.check_workload(workload) != "linear":
+    if F.check_workload(workload, ctx) != "linear":
         F.predict_family(workload, hardware, [dpus], points, dims, clusters, iterations, n_init, output, json)
         return
     _check_output(output)
@@ -167,6 +168,7 @@ def _scaling_metrics(records: list[dict]) -> list[dict[str, float]]:
 
 
 def scale_command(
+    ctx: typer.Context,
     optimizer: O.Optimizer = "ma-sgd",
     dpus: Annotated[str, typer.Option("--dpus", help="Comma-separated DPU counts.")] = "256,512,1024,2048",
     hardware: O.Hardware = "upmem-2556",
@@ -207,7 +209,7 @@ def scale_command(
 
         raise SpecError(f"--dpus {dpus} must be increasing without repeats (speedup and efficiency are relative to "
                         f"the first count); give {','.join(str(c) for c in sorted(set(counts)))}")
-    if F.check_workload(workload) != "linear":
+    if F.check_workload(workload, ctx) != "linear":
         F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
                          scaling=True)
         return

@@ -29,6 +29,8 @@ _UNITS = {"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "k": 1 << 10, "m": 1 <
 
 def parse_bytes(text: str, option: str = "--bytes-per-dpu") -> list[int]:
     """``8,65536,1MiB`` -> [8, 65536, 1048576]; a bad entry is a one-line error."""
+    import math
+
     from ..errors import SpecError  # lazy imports keep the CLI's cold start fast
 
     parts = [p.strip() for p in text.split(",")]
@@ -44,7 +46,7 @@ def parse_bytes(text: str, option: str = "--bytes-per-dpu") -> list[int]:
             value = float(number) * _UNITS.get(unit, 1)
         except ValueError:
             raise SpecError(f"{option} takes byte counts like 8,65536,1MiB; got {part!r}") from None
-        if value < 1 or value != int(value):
+        if not math.isfinite(value) or value < 1 or value != int(value):
             raise SpecError(f"{option}: {part!r} is not a whole number of bytes of at least 1")
         out.append(int(value))
     return out
@@ -78,10 +80,11 @@ def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu
             raise SpecError(f"--dpus: {n} is not in [1, {hw.dpus_available}] DPUs of {hw.name}")
     if "broadcast" in modes and "from-dpu" in directions:
         raise SpecError("--mode broadcast goes to the DPUs only; use --direction to-dpu")
-    if "wram" in memories:
+    from ..calibration.transfers import check_call
+
+    for mem in memories:
         for s in sizes:
-            if s > hw.wram_bytes:
-                raise SpecError(f"--bytes-per-dpu: {s:,} B is more than the {hw.wram_bytes:,}-B WRAM of {hw.name}")
+            check_call(s, hw, mem, option="--bytes-per-dpu")
     rows = _points(hw, directions, modes, memories, counts, sizes)
     if O.finish({"points": rows, "provenance": O.provenance(hw)}, output, "points", json):
         return

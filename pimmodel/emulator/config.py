@@ -20,6 +20,10 @@ ENGINES = ("auto", "serial", "process", "ray")
 actors (a local cluster, or ``address``); ``auto``: processes on every usable core when the run is large enough to
 gain from them (and this is not itself a worker process), else serial."""
 
+ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {"workers": ("auto", "process", "ray"), "address": ("ray",)}
+"""The ``Options`` fields only some engines read, with the engines that read them: given with another engine they
+are refused (``engine._engine``), never ignored."""
+
 
 SAMPLES_PER_DPU = 512
 """Synthetic rows per DPU when ``Options.samples_per_dpu`` is not given."""

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from ..errors import SpecError
 from ..specs import Workload
 from ..specs.optimizers import optimizer_info
-from .config import ENGINES, Options, TrainConfig
+from .config import ENGINE_OPTIONS, ENGINES, Options, TrainConfig
 from .data import Shards
 from .group import Group, split
 from .trace import Trace, concat
@@ -68,8 +68,11 @@ def _engine(o: Options, work: float) -> str:
         from ..errors import unknown
 
         raise unknown("engine", o.engine, ENGINES)
-    if o.address is not None and o.engine != "ray":
+    if o.address is not None and o.engine not in ENGINE_OPTIONS["address"]:
         raise SpecError("--address is the Ray cluster to run on; give it with --engine ray")
+    if o.workers is not None and o.engine not in ENGINE_OPTIONS["workers"]:
+        raise SpecError(f"--workers does not apply to --engine {o.engine} (it runs in this process); drop it, or "
+                        f"use --engine {' or '.join(ENGINE_OPTIONS['workers'])}")
     if o.workers is not None and o.workers < 1:
         raise SpecError(f"--workers must be a positive whole number, got {o.workers}")
     if o.engine != "auto":

@@ -36,11 +36,34 @@ def test_outside_the_fit_the_interval_widens() -> None:
 
 @pytest.mark.parametrize("args", [("--bytes-per-dpu", "1XB"), ("--dpus", "0"), ("--direction", "up"),
                                   ("--mode", "broadcast", "--direction", "from-dpu"),
-                                  ("--memory", "wram", "--bytes-per-dpu", "1MiB")])
+                                  ("--memory", "wram", "--bytes-per-dpu", "1MiB"),
+                                  ("--bytes-per-dpu", "nan"), ("--bytes-per-dpu", "inf"), ("--bytes-per-dpu", "-inf"),
+                                  ("--bytes-per-dpu", "7"), ("--bytes-per-dpu", "12"), ("--bytes-per-dpu", "128MiB"),
+                                  ("--memory", "wram", "--bytes-per-dpu", "6")])
 def test_bad_input_is_one_line(args) -> None:  # type: ignore[no-untyped-def]
     r = cli("transfer", *args)
-    assert r.returncode == 2
-    assert len(r.stderr.strip().splitlines()) == 1
+    assert r.returncode == 2, r.stdout
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize("size, memory, accepted", [(8, "mram", True), (64 << 20, "mram", True),
+                                                    ((64 << 20) + 8, "mram", False), (12, "mram", False),
+                                                    (4, "mram", False), (4, "wram", True), (6, "wram", False),
+                                                    (64 << 10, "wram", True), ((64 << 10) + 4, "wram", False),
+                                                    (float("nan"), "mram", False), (float("inf"), "mram", False),
+                                                    (0, "mram", False), (8.5, "mram", False)])
+def test_the_api_refuses_a_call_the_sdk_refuses(size: float, memory: str, accepted: bool) -> None:
+    """Alignment (MRAM 8 B, WRAM 4 B) and one DPU's capacity (64 MiB MRAM, 64 KiB WRAM) bound a transfer call in
+    the Python API as in the CLI."""
+    from pimmodel.calibration.transfers import transfer_interval
+    from pimmodel.errors import SpecError
+
+    hw = load_hardware("upmem-2556")
+    if accepted:
+        assert transfer_interval(size, 64, hw, "to-dpu", "parallel", memory)[0] > 0
+    else:
+        with pytest.raises(SpecError):
+            transfer_interval(size, 64, hw, "to-dpu", "parallel", memory)
 
 
 def test_predict_and_scale_records_carry_the_epoch_interval() -> None:

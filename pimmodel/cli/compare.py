@@ -59,9 +59,12 @@ def compare_command(
 
     Time per epoch from the models (PIM cost model; the study's 128-process CPU baseline; its single-A100 GPU
     baseline, unvalidated), accuracy or AUC per epoch from training reduced stand-ins for real, "reaches X at
-    T s" for every run, and the DPU count (or batch size) from which PIM's epoch is the shorter.
-    --json prints {"workload", "hardware", "metric", "target", "runs": [...], "break_even", "stand_in", "notes",
-    "provenance"}.
+    T s" for every run, and the DPU count (or batch size) from which PIM's epoch is the shorter. Each PIM-against-
+    CPU/GPU line leads with the ratio of times to the target (what a user waits for) and names the per-epoch
+    ratio after it: a faster epoch that needs more epochs can still be slower to the target.
+    --json prints {"workload", "hardware", "metric", "target", "runs": [...], "break_even", "speedups":
+    [{"pim", "other", "time_to_target": {"target", "pim_s", "other_s", "speedup"}, "per_epoch": {"speedup",
+    "range"?}, "text"}], "accuracy_differences", "stand_in", "notes", "provenance"}.
     """
     # lazy imports keep the CLI's cold start fast
     from rich.console import Console

@@ -133,8 +133,8 @@ def time_to_target(pim: Run, other: Run, target: float) -> dict[str, Any]:
 
 
 def speedup_range(pim_s: float, other: Run) -> dict[str, Any]:
-    """PIM's speed-up over ``other`` per epoch (total times of the same epochs), and its range over ``other``'s assumption interval (the
-    CPU's all-reduce latency) when its time model has one."""
+    """PIM's speed-up over ``other`` per epoch (total times of the same epochs), and its range over ``other``'s
+    assumption interval (the CPU's all-reduce latency) when its time model has one."""
     out: dict[str, Any] = {"speedup": other.total_s / pim_s}
     interval = other.time_model.get("interval")
     if interval:

@@ -162,6 +162,8 @@ def main() -> None:
     """Console entry point: run the app behind the error boundary."""
     try:
         code = app(standalone_mode=False, prog_name="pimmodel")
+        if code == INTERRUPTED:  # typer turns a Ctrl-C outside any on_interrupt block into a silent exit code
+            raise KeyboardInterrupt
         sys.stdout.flush()
     except PimModelError as exc:
         fail(as_flag(exc))

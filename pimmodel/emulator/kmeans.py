@@ -133,11 +133,16 @@ def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLik
     if n < clusters:
         raise DataError(f"{n} points cannot make {clusters} clusters")
     mean = data.mean(axis=0)
-    centred = data - mean
-    top = float(np.max(np.abs(centred)))
+    rows = [slice(a, min(n, a + _BLOB_ROWS)) for a in range(0, n, _BLOB_ROWS)]  # blocks: Ctrl-C seen between them
+    top = max(float(np.max(np.abs(data[r] - mean))) for r in rows)
     scale = INT16_MAX / top / SAFETY if top > 0 else 1.0
-    xq = quantize(centred, scale)
-    tol_abs = float(np.mean(np.var(data, axis=0))) * tol  # scikit-learn's _tolerance
+    xq = np.empty(data.shape, dtype=np.int16)
+    for r in rows:  # elementwise: the same array as quantizing the whole centred array at once
+        xq[r] = quantize(data[r] - mean, scale)
+    # scikit-learn's _tolerance, mean(var(X, axis=0)) * tol; the variance summed per block (np.var's arithmetic
+    # on one block)
+    var = sum(np.sum(np.square(data[r] - mean), axis=0) for r in rows) / n
+    tol_abs = float(np.mean(var)) * tol
     blocks = _blocks(n, shape)
     points = np.array([b.stop - b.start for b in blocks], dtype=np.float64)
     rng = np.random.RandomState(seed)
@@ -233,5 +238,13 @@ def blobs(points: int, dims: int, clusters: int, seed: int = 0) -> NDArray[np.fl
     spread evenly over the centres. Not bit-identical to scikit-learn's draw."""
     rng = np.random.default_rng(seed)
     centres = rng.uniform(-10.0, 10.0, size=(clusters, dims))
-    which = np.arange(points) % clusters
-    return centres[which] + rng.standard_normal((points, dims))
+    out = np.empty((points, dims))
+    for start in range(0, points, _BLOB_ROWS):  # blocks: Ctrl-C is seen between them; the same stream as one draw
+        stop = min(points, start + _BLOB_ROWS)
+        rng.standard_normal((stop - start, dims), out=out[start:stop])
+        out[start:stop] += centres[np.arange(start, stop) % clusters]
+    return out
+
+
+_BLOB_ROWS = 1 << 18
+"""Rows drawn per block by ``blobs`` (a few MB: a long draw still answers Ctrl-C within a fraction of a second)."""

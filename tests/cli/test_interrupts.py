@@ -112,3 +112,15 @@ def test_emulate(tmp_path: Path) -> None:
 def test_compare(tmp_path: Path) -> None:
     line, took = _interrupt(["compare", "--break-even", "none"], tmp_path, 6.0)
     assert took < EXIT_WITHIN_S and "cached" in line, (took, line)
+
+
+def test_validate(tmp_path: Path) -> None:
+    """validate has no interrupt block of its own: typer's silent exit code 130 became the one line (issue 31)."""
+    line, took = _interrupt(["validate"], tmp_path, 1.0)
+    assert took < EXIT_WITHIN_S and "nothing was written" in line, (took, line)
+
+
+def test_emulate_kmeans(tmp_path: Path) -> None:
+    line, took = _interrupt(["emulate", "--workload", "kmeans", "--clusters", "8", "--points", "20M", "--dims", "16",
+                             "--dpus", "64"], tmp_path, 3.0, cold=False)
+    assert took < EXIT_WITHIN_S and "nothing was written" in line, (took, line)

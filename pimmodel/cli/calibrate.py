@@ -32,6 +32,7 @@ def calibrate_command(
     # lazy imports keep the CLI's cold start fast
     from ..atomic import check_writable
     from ..errors import SpecError, check_seed, unknown
+    from .logs import not_the_log
 
     if design not in DESIGNS:
         raise unknown("design", design, DESIGNS)
@@ -40,6 +41,7 @@ def calibrate_command(
     if bootstrap < 0:
         raise SpecError(f"--bootstrap must be at least 0 (0 = off), got {bootstrap}")
     check_seed("--seed", seed)
+    not_the_log(output, "--output")
     check_writable(output, "--output")  # before a minute of emulation, not after
     hw = O.hardware(hardware)
     before = _identity(output)

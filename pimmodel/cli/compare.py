@@ -88,10 +88,7 @@ def compare_command(
         raise SpecError(f"--stand-in-divisor must be a positive whole number, got {divisor}")
     if target is not None and not 0.0 < target < 1.0:
         raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
-    if plot is not None:
-        from ..report.plots import check_plot_path
-
-        check_plot_path(plot)
+    O.check_plot(plot)
     O.check_output(output)
     hw = O.hardware(hardware)
     ds = O.dataset_from_options(dataset, None, None, None, None)

@@ -71,10 +71,7 @@ def explore_command(
         raise StudyError("--dashboard serves a stored study: pimmodel explore show STUDY.toml --dashboard")
     if port != DEFAULT_PORT and not dashboard:
         raise StudyError("--port applies to --dashboard: pimmodel explore show STUDY.toml --dashboard --port N")
-    if output is not None:
-        from ..report.records import check_output
-
-        check_output(output)
+    O.check_output(output)
     spec = load_study(path)
     url = DEFAULT_STORAGE if storage is None else storage
     locate(url)

@@ -67,6 +67,10 @@ def _masked(record: logging.LogRecord) -> bool:
 def configure(verbose: int = 0, quiet: bool = False, log_file: Path | None = None) -> None:
     """Send the ``pimmodel`` logger to stderr (and ``log_file``, appended to) at INFO, WARNING with ``quiet``,
     DEBUG with ``verbose``. Called once per command by the CLI; a library user's logging is never touched."""
+    global _log_path
+    if quiet and verbose:
+        raise PimModelError("-q (warnings only) and -v (debug lines too) contradict each other; give one of them")
+    _log_path = None if log_file is None else _identity(log_file)
     logger = logging.getLogger(ROOT)
     for handler in [h for h in logger.handlers if getattr(h, _OURS, False)]:
         logger.removeHandler(handler)
@@ -86,6 +90,20 @@ def configure(verbose: int = 0, quiet: bool = False, log_file: Path | None = Non
         handler.setFormatter(formatter)
         setattr(handler, _OURS, True)
         logger.addHandler(handler)
+
+
+_log_path: Path | None = None
+"""The resolved ``--log-file`` of the running command (None: none)."""
+
+
+def _identity(path: Path) -> Path:
+    return Path(os.path.abspath(path.expanduser())).resolve()
+
+
+def not_the_log(path: Path, option: str) -> None:
+    """Refuse an output file that is the running command's ``--log-file`` (one file would hold one of them)."""
+    if _log_path is not None and _identity(path) == _log_path:
+        raise PimModelError(f"{option} and --log-file name the same file {str(path)!r}; give each its own file")
 
 
 def _file_handler(path: Path) -> logging.Handler:

@@ -155,13 +155,26 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write 
                                              "pyarrow). Written whole or not at all.")]
 
 
-def check_output(output: Path | None) -> None:
-    """A bad ``--output`` is one line before any work starts."""
+def check_output(output: Path | None, option: str = "--output") -> None:
+    """A bad ``--output`` (or the ``--log-file`` itself) is one line before any work starts."""
     if output is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.records import check_output as check
+        from .logs import not_the_log
 
+        not_the_log(output, option)
         check(output)
+
+
+def check_plot(plot: Path | None) -> None:
+    """A bad ``--plot`` file (or the ``--log-file`` itself) is one line before any work starts."""
+    if plot is not None:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.plots import check_plot_path
+        from .logs import not_the_log
+
+        not_the_log(plot, "--plot")
+        check_plot_path(plot)
 
 
 def provenance(hardware: object = None, calibration: object = "none", seed: int | None = None) -> dict:

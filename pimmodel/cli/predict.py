@@ -49,14 +49,6 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     return records, provenance(hw, calibration).to_record()
 
 
-def _check_output(output: Path | None) -> None:
-    if output is not None:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.records import check_output
-
-        check_output(output)
-
-
 def _write_output(output: Path | None, records: list[dict], prov: dict[str, Any], quiet: bool) -> None:
     if output is None:
         return
@@ -120,7 +112,7 @@ def predict_command(
     if F.check_workload(workload, ctx) != "linear":
         F.predict_family(workload, hardware, [dpus], points, dims, clusters, iterations, n_init, output, json)
         return
-    _check_output(output)
+    O.check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
@@ -213,12 +205,8 @@ def scale_command(
         F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
                          scaling=True)
         return
-    if plot is not None:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.plots import check_plot_path
-
-        check_plot_path(plot)
-    _check_output(output)
+    O.check_plot(plot)
+    O.check_output(output)
     records, prov = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
                              sync_every=sync_every, mark_infeasible=True)

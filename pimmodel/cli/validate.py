@@ -49,11 +49,7 @@ def validate_command(
     from ..calibration.result import load_calibration
     from ..validation import GROUP_ALIASES, GROUPS, validate
 
-    if plot is not None:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.plots import check_plot_path
-
-        check_plot_path(plot)
+    O.check_plot(plot)
     O.check_output(output)
     groups = O.parse_name_list(group, "--group", (*GROUPS, *GROUP_ALIASES))
     report = validate(O.hardware(hardware), groups, load_calibration(calibration))

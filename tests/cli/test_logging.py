@@ -97,3 +97,30 @@ def test_a_batch_explore_of_2000_trials_logs_at_least_once_a_minute(tmp_path: Pa
     assert "scalable-pim: done: 2,000 of 2,000 new trials stored (100%), 0 left" in p.stderr
     assert re.search(r"about [\d.]+ (s|min|h) for 2,000 trials; shorter: --trials N or --timeout SECONDS", p.stderr)
     assert re.search(r"[\d,]+ of 2,000 new trials stored \(\d+%\), [\d,]+ left, .* elapsed", p.stderr)
+
+
+@pytest.mark.parametrize("flags", [("-q", "-v"), ("--quiet", "-vv"), ("-v", "--quiet")])
+def test_contradictory_log_levels_are_refused(flags: tuple[str, ...]) -> None:
+    r = cli("specs", "list", *flags)
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.strip() == ("error: -q (warnings only) and -v (debug lines too) contradict each other; give one "
+                                "of them"), r.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("specs", "list", "-o", "{f}"),
+    ("predict", "-o", "{f}"),
+    ("scale", "--dpus", "64,128", "--plot", "{f}"),
+    ("transfer", "--bytes-per-dpu", "1MiB", "-o", "{f}"),
+])
+def test_a_record_or_plot_on_the_log_file_is_refused(command: tuple[str, ...], tmp_path: Path) -> None:
+    """One file cannot hold the record and the log: the run is refused before it writes either."""
+    log = tmp_path / "run.log"
+    argv = [a.replace("{f}", str(log)) for a in command]
+    r = cli(*argv, "--log-file", str(tmp_path / "." / "run.log"))  # another spelling of the same file
+    option = argv[argv.index(str(log)) - 1]
+    option = {"-o": "--output"}.get(option, option)
+    assert r.returncode == 2, r
+    assert r.stderr.strip() == f"error: {option} and --log-file name the same file {str(log)!r}; give each its own " \
+                               "file", r.stderr
+    assert not log.exists() or log.read_text() == ""

@@ -41,6 +41,7 @@ def test_shape_options_and_an_infeasible_point_in_the_grid() -> None:
 @pytest.mark.parametrize(("args", "needle"), [
     (("--name", "VA", "--size", "64", "--cols", "4"), "--cols: VA does not take it"),
     (("--name", "TS", "--size", "4096", "--query-length", "100"), "multiple of 64"),
+    (("--name", "TS", "--size", "100", "--query-length", "256"), "query_length 256 is longer than the series"),
     (("--name", "RED", "--size", "4096", "--type", "float"), "RED elem must be one of"),
 ])
 def test_bad_shape_is_one_line_exit_2(args: tuple[str, ...], needle: str) -> None:

@@ -65,6 +65,9 @@ def test_ts_query_length_by_hand() -> None:
     assert _bytes(run, "query") == 1024
     with pytest.raises(SpecError, match="multiple of 64"):
         describe("TS", 64, 65_536, query_length=100)
+    with pytest.raises(SpecError, match="query_length 256 is longer than the series"):
+        describe("TS", 1, 255, query_length=256)  # PrIM would pad the series to 4,096 and price the padding
+    assert describe("TS", 1, 256, query_length=256).mram_bytes > 0  # one position: the shortest that exists
 
 
 def test_bs_queries_by_hand() -> None:

@@ -154,3 +154,36 @@ def test_hardware_group_on_a_fresh_install_exits_0_and_strict_exits_1() -> None:
     assert failed and all("known_discrepancy" in c for c in failed)  # the README's 4 VA points, reported
     assert res.returncode == 0
     assert _run("validate", "--group", "hardware", "--strict").returncode == 1
+
+
+def test_another_machines_measurements_are_context_on_another_spec() -> None:
+    """upmem-640 runs at 267 MHz, the published microbenchmarks at 350 (PrIM's 2,556-DPU system): its cases miss
+    by about 24 % and used to fail the run with no reason a user could act on (issue 31). They are now shown,
+    marked not scored with the reason, and the run exits 0; on upmem-2556 the same cases are scored."""
+    other = _run("validate", "--hardware", "upmem-640", "--group", "published", "--json")
+    record = json.loads(other.stdout)
+    assert other.returncode == 0 and record["ok"] and record["undocumented_failures"] == 0
+    summary = record["groups"]["published"]
+    assert summary["scored"] is False and "upmem-2556" in summary["not_scored"]
+    assert all(c["scored"] is False for c in record["cases"])
+    misses = [c for c in record["cases"] if not c["ok"]]
+    # no further than the clock ratio 267 / 350 - 1 = -23.7 % (a compute-bound case; the others part of it)
+    assert misses and all(-0.245 < c["rel_error"] < -0.15 for c in misses), misses
+    table = _run("validate", "--hardware", "upmem-640", "--group", "published")
+    assert table.returncode == 0 and "ctx miss" in table.stdout and "0 cases scored, 0 failed" in table.stdout
+    own = json.loads(_run("validate", "--group", "published", "--json").stdout)
+    assert own["groups"]["published"]["scored"] is True and all("scored" not in c for c in own["cases"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", sorted(p.stem for p in (Path(__file__).parents[2] / "hardware_specs").glob("*.toml")))
+def test_validate_on_every_shipped_spec_exits_0_or_names_its_misses(spec: str) -> None:
+    """Every group validate runs by default, on every shipped spec: exit 0, or exit 1 with each undocumented miss
+    in the record (today: none)."""
+    res = _run("validate", "--hardware", spec, "--json")
+    record = json.loads(res.stdout)
+    missed = [c["name"] for c in record["cases"] if c.get("scored", True) and not c["ok"]
+              and "known_discrepancy" not in c]
+    assert res.returncode == (1 if missed else 0) and record["undocumented_failures"] == len(missed)
+    assert not missed, missed
+    assert record["groups"]["emulator"]["scored"] is True  # the consistency group holds on every spec

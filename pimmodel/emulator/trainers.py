@@ -76,10 +76,25 @@ class State:
         # int64/int32 arrays in fixed point, float64 in float64 mode: typed NDArray[Any] on purpose
         self.w: NDArray[Any] = np.zeros(self.d, dtype=dtype)
         self.bias: Any = np.int64(0) if self.fixed else 0.0
-        self.w_local: NDArray[Any] = np.zeros((self.local, self.d), dtype=dtype)
+        self._dtype = dtype
+        self._w_local: NDArray[Any] | None = None  # made on first use: only the trainers that keep local models
         self.b_local: NDArray[Any] = np.zeros(self.local, dtype=np.int64 if self.fixed else np.float64)
-        self.u: NDArray[Any] | None = np.zeros_like(self.w_local) if optimizer_info(cfg.optimizer).keeps_duals else None
-        self.c: NDArray[Any] | None = np.zeros_like(self.w_local) if optimizer_info(cfg.optimizer).keeps_duals else None
+        duals = optimizer_info(cfg.optimizer).keeps_duals
+        self.u: NDArray[Any] | None = np.zeros((self.local, self.d), dtype=dtype) if duals else None
+        self.c: NDArray[Any] | None = np.zeros((self.local, self.d), dtype=dtype) if duals else None
+
+    @property
+    def w_local(self) -> NDArray[Any]:
+        """The DPUs' own models (local x d), zero until a trainer that keeps them (ADMM, D-PSGD) first reads
+        them: MA-SGD and GA-SGD start every round from the host's model and never hold the N x d array (at
+        2,048 DPUs x 10^6 features it is 7.6 GiB)."""
+        if self._w_local is None:
+            self._w_local = np.zeros((self.local, self.d), dtype=self._dtype)
+        return self._w_local
+
+    @w_local.setter
+    def w_local(self, value: NDArray[Any]) -> None:
+        self._w_local = value
 
     def decoded(self, w: NDArray, bias: Any) -> Weights:
         scale = fx.ONE if self.fixed else 1.0

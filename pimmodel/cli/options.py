@@ -155,14 +155,14 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write 
                                              "pyarrow). Written whole or not at all.")]
 
 
-def check_output(output: Path | None, option: str = "--output") -> None:
+def check_output(output: Path | None) -> None:
     """A bad ``--output`` (or the ``--log-file`` itself) is one line before any work starts."""
     if output is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.records import check_output as check
         from .logs import not_the_log
 
-        not_the_log(output, option)
+        not_the_log(output, "--output")
         check(output)
 
 

@@ -133,16 +133,18 @@ def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLik
     if n < clusters:
         raise DataError(f"{n} points cannot make {clusters} clusters")
     mean = data.mean(axis=0)
-    rows = [slice(a, min(n, a + _BLOB_ROWS)) for a in range(0, n, _BLOB_ROWS)]  # blocks: Ctrl-C seen between them
-    top = max(float(np.max(np.abs(data[r] - mean))) for r in rows)
+    rows = _row_blocks(n)
+    top = 0.0
+    squares = np.zeros(d)
+    for r in rows:  # one pass for the largest |x - mean| and the variance's sums (np.var's arithmetic per block)
+        centred = data[r] - mean
+        top = max(top, float(np.max(np.abs(centred))))
+        squares += np.sum(np.square(centred), axis=0)
     scale = INT16_MAX / top / SAFETY if top > 0 else 1.0
     xq = np.empty(data.shape, dtype=np.int16)
     for r in rows:  # elementwise: the same array as quantizing the whole centred array at once
         xq[r] = quantize(data[r] - mean, scale)
-    # scikit-learn's _tolerance, mean(var(X, axis=0)) * tol; the variance summed per block (np.var's arithmetic
-    # on one block)
-    var = sum(np.sum(np.square(data[r] - mean), axis=0) for r in rows) / n
-    tol_abs = float(np.mean(var)) * tol
+    tol_abs = float(np.mean(squares / n)) * tol  # scikit-learn's _tolerance, mean(var(X, axis=0)) * tol
     blocks = _blocks(n, shape)
     points = np.array([b.stop - b.start for b in blocks], dtype=np.float64)
     rng = np.random.RandomState(seed)
@@ -239,12 +241,17 @@ def blobs(points: int, dims: int, clusters: int, seed: int = 0) -> NDArray[np.fl
     rng = np.random.default_rng(seed)
     centres = rng.uniform(-10.0, 10.0, size=(clusters, dims))
     out = np.empty((points, dims))
-    for start in range(0, points, _BLOB_ROWS):  # blocks: Ctrl-C is seen between them; the same stream as one draw
-        stop = min(points, start + _BLOB_ROWS)
-        rng.standard_normal((stop - start, dims), out=out[start:stop])
-        out[start:stop] += centres[np.arange(start, stop) % clusters]
+    for r in _row_blocks(points):  # the same stream as one draw
+        rng.standard_normal((r.stop - r.start, dims), out=out[r])
+        out[r] += centres[np.arange(r.start, r.stop) % clusters]
     return out
 
 
 _BLOB_ROWS = 1 << 18
-"""Rows drawn per block by ``blobs`` (a few MB: a long draw still answers Ctrl-C within a fraction of a second)."""
+"""Rows per block of the host-side passes over all points (a few MB: a long pass still answers Ctrl-C within a
+fraction of a second)."""
+
+
+def _row_blocks(n: int) -> list[slice]:
+    """``n`` rows in blocks of ``_BLOB_ROWS``: Ctrl-C is seen between two blocks."""
+    return [slice(a, min(n, a + _BLOB_ROWS)) for a in range(0, n, _BLOB_ROWS)]

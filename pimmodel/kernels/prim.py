@@ -290,8 +290,9 @@ def describe(name: str, dpus: int, size: int, **shape: int | str | None) -> Kern
         raise SpecError(f"{name}: DPUs must be >= 1 and the size in [1, {MAX_SIZE}] (the host programs' unsigned "
                         f"int), got dpus={dpus}, size={size}")
     checked = check_shape(name, shape)
-    if name == "TS" and size < int(checked.get("query_length", 64)):
-        raise SpecError(f"TS query_length {checked.get('query_length', 64)} is longer than the series ({size:,} "
+    query = int(checked.get("query_length", 64))
+    if name == "TS" and size < query:
+        raise SpecError(f"TS query_length {query} is longer than the series ({size:,} "
                         f"elements): a series of n elements has n - m + 1 positions for a query of m (the host's "
                         f"reference, TS/host/app.c:149,299; PrIM would price its own zero padding); use a series at "
                         f"least as long as the query")

@@ -19,7 +19,6 @@ this order (``cases.GROUPS``; ``cases.GROUP_INFO`` says what each is evidence of
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,7 +35,6 @@ from .cases import (
     ValidationReport,
     canonical_group,
     ordered,
-    scored_on,
 )
 from .consistency import consistency_cases
 from .findings import finding_cases
@@ -81,5 +79,4 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
             details["training"] = training_details(hw)
         else:
             cases += finding_cases(hw, cal)
-    cases = [c if scored_on(c.group, hw.name) else dataclasses.replace(c, scored=False) for c in cases]
     return ValidationReport(tuple(cases), hw.name, cal.label, selected, tuple(targets), details)

@@ -104,9 +104,6 @@ class Case:
     restates: str = ""
     """``published`` cases: the spec constant(s) read off this very measurement, so the case restates an input
     (a consistency check of the workload description, not evidence); empty for a genuine prediction."""
-    scored: bool = True
-    """False: shown as context, not scored (the reference was measured on another machine than the spec's:
-    ``GroupInfo.measured_on``); its miss never fails a run."""
 
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
@@ -141,8 +138,6 @@ class Case:
                   "ok": self.ok, "kind": self.kind, "unit": self.unit, "source": self.source}
         if self.note:
             record["note"] = self.note
-        if not self.scored:
-            record["scored"] = False
         if self.group == "hardware":
             record.update(kernel=self.kernel, dpus=self.dpus, size=self.size)
         if self.group == "published":
@@ -217,10 +212,14 @@ class ValidationReport:
         """Every scored case passes (targets are reported, not counted: see the module docstring)."""
         return not self.failures
 
+    def scored(self, case: Case) -> bool:
+        """Whether ``case`` is scored on this report's spec (else it is context: ``GroupInfo.measured_on``)."""
+        return scored_on(case.group, self.hardware)
+
     @property
     def failures(self) -> tuple[Case, ...]:
-        """The scored cases that fail (a context case, ``scored`` false, is shown and never counted)."""
-        return tuple(c for c in self.cases if c.scored and not c.ok)
+        """The scored cases that fail (a context case is shown and never counted)."""
+        return tuple(c for c in self.cases if self.scored(c) and not c.ok)
 
     @property
     def undocumented(self) -> tuple[Case, ...]:
@@ -240,7 +239,7 @@ class ValidationReport:
             mine = [c for c in self.cases if c.group == g]
             evidence = [c for c in mine if c.evidence]
             info = GROUP_INFO[g]
-            scored = all(c.scored for c in mine)
+            scored = scored_on(g, self.hardware)
             out[g] = {"title": info.title, "evidence": info.evidence, "cases": len(mine), "scored": scored,
                       **({} if scored else {"not_scored": not_scored_reason(g, self.hardware)}),
                       "passed": sum(c.ok for c in mine), "evidence_cases": len(evidence),
@@ -258,6 +257,8 @@ class ValidationReport:
         for c, r in zip(self.cases, cases, strict=True):
             if not c.ok and (c.group, c.name, c.phase) in known:
                 r["known_discrepancy"] = known[(c.group, c.name, c.phase)]
+            if not self.scored(c):
+                r["scored"] = False
         return {"ok": self.ok, "undocumented_failures": len(self.undocumented),
                 "known_failures": len(self.failures) - len(self.undocumented),
                 "hardware": self.hardware, "calibration": self.calibration,

@@ -85,10 +85,12 @@ def predict_kmeans(points: int, dims: int, clusters: int, dpus: int, hw: Hardwar
 
 
 def emulate_kmeans(data: Any, clusters: int, dpus: int, hw: HardwareSpec, n_init: int = 1, max_iter: int = 300,
-                   tol: float = 1e-4, seed: int = 0, init: Any = None) -> dict[str, Any]:
+                   tol: float = 1e-4, seed: int = 0, init: Any = None, progress: Any = None) -> dict[str, Any]:
     """Train on ``data`` in the emulator; its record beside the model's for the same iterations and updates
-    (model vs emulator: consistency, not evidence about hardware)."""
-    run = KME.train_kmeans(data, clusters, dpus, hw, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed)
+    (model vs emulator: consistency, not evidence about hardware). ``progress(restarts_done, iterations)`` after
+    every Lloyd launch."""
+    run = KME.train_kmeans(data, clusters, dpus, hw, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
+                           progress=progress)
     _check(run.shape, hw)
     emulated = kmeans_record(run.shape, hw, run.phases, float(run.iterations), n_init, "emulator")
     model = kmeans_record(run.shape, hw, KMC.evaluate(run.shape, hw, run.events["updates_busiest_per_point"],

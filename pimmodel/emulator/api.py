@@ -7,6 +7,7 @@ single row is generated or read."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -44,6 +45,7 @@ from .data import (
     Shards,
     SyntheticDense,
     SyntheticSparse,
+    distinct_share,
 )
 from .engine import planned_workers, run
 from .files import MappedShards, open_npy, open_svmlight
@@ -258,33 +260,105 @@ class MemoryCheck:
                 "processes": self.processes}
 
 
+# The bytes below were measured with tracemalloc on one-epoch serial runs (synthetic YFCC-like and Criteo-like LR
+# at 64 and 1,024 DPUs, MA-SGD, GA-SGD and ADMM, fixed point); ``tests/emulator/test_memory_estimate.py`` checks
+# the estimate against the measured peak of other sizes and optimizers.
+DENSE_STEP_BYTES = 100.0
+"""Per (DPU, feature): the dense fixed-point step's temporaries (int64 products, accumulators, guards, clamps)."""
+DENSE_STATE_STEP_BYTES = 8.0
+"""Per (DPU, feature) and per model state beyond the first (ADMM's duals and corrections): more temporaries."""
+SPARSE_CHUNK_BYTES = 60.0
+"""Per sparse entry of one DPU chunk of the batch kernel (at most ``SPARSE_STEP_ENTRIES`` entries): sorted keys,
+values, their order and the absorbing sums' prefix arrays."""
+SPARSE_ACC_BYTES = 16.0
+"""Per distinct (DPU, index) pair of the batch: the int64 key and value of its accumulator, kept across the
+chunks."""
+SPARSE_SHARED_UPDATE_BYTES = 52.0
+"""Per distinct (DPU, index) pair: the update of DPUs that start every step from the host's model (``SharedLocal``:
+the touched entries' keys, raw values, guards and clamps; measured at 1,024 and 2,048 DPUs)."""
+SPARSE_UPDATE_BYTES = 37.0
+"""Per (DPU, feature) of one chunk of the sparse update sweep over N distinct models (``CHUNK_ELEMENTS`` x 4)."""
+SPARSE_STATE_BYTES = 4.0
+"""Per (DPU, feature) and model state, int32 (fixed point); the update's new models (and ADMM's new duals) one
+more each."""
+SPARSE_GLOBAL_UPDATE_BYTES = 16.0
+"""Per distinct (DPU, index) pair: the host's sum of GA-SGD's gradients (an int64 key and value; an assumption,
+never the peak in the runs measured)."""
+FLOAT_STATE_BYTES = 8.0
+"""Per (DPU, feature) and float64 array of the sparse float64 mode: the models (and ADMM's duals and corrections),
+the update's new ones and its dense accumulators (two, three with ADMM's dual update): measured at 64 DPUs x 10^6
+features, MA-SGD 32 bytes and ADMM 64 bytes per (DPU, feature) at the peak, GA-SGD (dense gradients only) 16 at 96
+DPUs."""
+EVALUATION_SHARE = 1.1
+"""The training metric's peak over its rows and the test block (margins, probabilities): measured 1.07-1.14x."""
+ROW_BYTES = 4.5
+"""Per sparse entry of a generated step: the uint32 index and the row's label (1 byte per 39 entries)."""
+
+
 def memory_estimate_bytes(w: Workload, o: Options, processes: int = 1) -> float:
-    """About the peak memory of an emulation of ``w``: one step's rows of every DPU (and the next step's,
-    generated ahead), the per-DPU model state the optimizer keeps (N x d) with the update's temporaries, the
-    kernels' scratch, the training-metric rows, and Python itself per process. Nothing scales with the rows per
-    DPU: the data are generated or read one step at a time."""
+    """About the peak memory of an emulation of ``w``: what lives through the run (one step's rows of every DPU and
+    the next step's, generated ahead; the per-DPU model state the optimizer keeps, N x d) plus the larger of the
+    step's temporaries and the training metric's evaluation, and Python itself per process. Nothing scales with
+    the rows per DPU: the data are generated or read one step at a time."""
     n, d, b = w.dpus, w.dataset.features, w.local_batch
-    state_vectors = REGISTRY[w.optimizer].state_vectors  # local models [+ u, c]
+    info = REGISTRY[w.optimizer]
     fixed = o.arithmetic == "fixed"
+    steps_ahead = 2.0 if w.rows_per_dpu > b else 1.0  # the next step's rows are generated while this one runs
     metric_rows = min(METRIC_ROWS, n * w.rows_per_dpu)
+    states = info.state_vectors if _distinct_local_models(w) else 0
     if w.dataset.layout == "dense":
-        step_rows = n * _chunk_rows(b, DENSE_CHUNK) * d * 4.0 * 2  # uint32, this step's and the next
         element = 8.0  # int64 (fixed point) or float64 per state entry
-        temporaries = 7.0  # the local update's int64 (N, d) arrays (accumulators, guards, clamps)
-        scratch = n * b * 8 * 4.0 + (1 << 18) * 9 * processes
-        metric = metric_rows * d * 4.0 + 4096 * d * 8.0
+        live = n * _chunk_rows(b, DENSE_CHUNK) * d * 4.0 * steps_ahead + states * n * d * element
+        step = n * d * (DENSE_STEP_BYTES + DENSE_STATE_STEP_BYTES * max(states - 1, 0)) \
+            + n * b * 8 * 4.0 + (1 << 18) * 9 * processes
+        evaluation = (metric_rows * d * 4.0 + 4096 * d * 8.0) * EVALUATION_SHARE
     else:
-        step_rows = n * _chunk_rows(b, SPARSE_CHUNK) * CRITEO_ACTIVE * (4 + 1) * 2.0
-        element = 4.0 if fixed else 8.0
-        temporaries = 1.5
-        if fixed and not _sparse_local_models(REGISTRY[w.optimizer]):
-            state_vectors = 0  # the batch's touched entries only, counted with the accumulators below
-        # the batch's sorted keys, values and order, for DPU chunks of at most SPARSE_STEP_ENTRIES entries, and the
-        # batch's accumulators (at most one per active slot)
-        scratch = min(n * b * CRITEO_ACTIVE, kn.SPARSE_STEP_ENTRIES * processes) * 8 * 6.0 \
-            + n * b * CRITEO_ACTIVE * (16.0 + 12.0)  # accumulators (key, value) and touched weights (key, value)
-        metric = metric_rows * CRITEO_ACTIVE * 4.0 + d * 8.0 * 4
-    return step_rows + state_vectors * n * d * element * temporaries + scratch + metric + PROCESS_BYTES * processes
+        entries = n * _chunk_rows(b, SPARSE_CHUNK) * CRITEO_ACTIVE
+        batch_entries = n * b * CRITEO_ACTIVE
+        distinct = batch_entries * _distinct_share(w)
+        live = entries * ROW_BYTES * steps_ahead + d * 16.0
+        if fixed:
+            batch = min(batch_entries, kn.SPARSE_STEP_ENTRIES * processes) * SPARSE_CHUNK_BYTES \
+                + distinct * SPARSE_ACC_BYTES
+            if states:  # N models, the update's new ones (and ADMM's new duals), swept in chunks of DPUs
+                live += (states + 1 + info.keeps_duals) * n * d * SPARSE_STATE_BYTES
+                update = min(n, max(1, kn.CHUNK_ELEMENTS * 4 // d)) * d * SPARSE_UPDATE_BYTES
+            elif info.batch == "global":  # the host sums the gradients: no local models
+                update = distinct * (SPARSE_ACC_BYTES + SPARSE_GLOBAL_UPDATE_BYTES)
+            else:
+                update = distinct * (SPARSE_ACC_BYTES + SPARSE_SHARED_UPDATE_BYTES)
+            step = max(batch, update)
+        else:  # float64: N dense float64 models (and ADMM's duals), the update's new ones, dense accumulators
+            if info.batch == "global":  # the DPUs' dense gradients and one temporary of their sum
+                live += n * d * FLOAT_STATE_BYTES
+                step = n * d * FLOAT_STATE_BYTES + batch_entries * 8 * 6.0
+            else:
+                live += (info.state_vectors + 1 + info.keeps_duals) * n * d * FLOAT_STATE_BYTES
+                step = n * d * FLOAT_STATE_BYTES * (2 + info.keeps_duals) + batch_entries * 8 * 6.0
+        evaluation = (metric_rows * CRITEO_ACTIVE * 4.0 + d * 8.0 * 4) * EVALUATION_SHARE
+    return live + max(step, evaluation) + PROCESS_BYTES * processes
+
+
+def _distinct_share(w: Workload) -> float:
+    """The share of a DPU's batch entries that are distinct indices: the generator's law for the synthetic
+    Criteo-like data; 1 (every entry distinct, the most memory) for a file, whose law is not known."""
+    if w.dataset.name not in SYNTHETIC:
+        return 1.0
+    return distinct_share(w.local_batch, w.dataset.features)
+
+
+def _distinct_local_models(w: Workload) -> bool:
+    """Whether the emulator keeps N distinct models of the DPUs through a step: the optimizer keeps them (ADMM,
+    D-PSGD: ``State.w_local``), or a round of several local steps spreads them (local SGD, H > 1 with more than one
+    step an epoch). Dense kernels and float64 keep the rows of every DPU whenever the optimizer has local models."""
+    info = REGISTRY[w.optimizer]
+    if w.dataset.layout == "dense":
+        return info.batch != "global"
+    if not _sparse_local_models(info):
+        return False
+    if info.sync == "every-h":
+        return w.hp.sync_every > 1 and w.rows_per_dpu > w.local_batch
+    return True
 
 
 def _sparse_local_models(info: Any) -> bool:
@@ -311,10 +385,28 @@ def _check_memory(w: Workload, o: Options) -> MemoryCheck:
                             f"{have / 1e9:.1f} GB available for it")
         return MemoryCheck(need, available, processes)
     if need > have:
+        fits = _dpus_that_fit(w, o, processes, have)
+        fewer = f"--dpus {fits:,} or fewer" if fits else "fewer --dpus"
+        features = ", fewer --features" if w.dataset.name in SYNTHETIC else ""
+        machines = math.ceil(need / have)
         raise SpecError(f"emulating {w.dpus:,} DPUs x {w.rows_per_dpu:,} rows x {w.dataset.features:,} features "
-                        f"needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of memory available for "
-                        f"it ({MEMORY_SHARE:.0%} of {available / 1e9:.1f} GB); use fewer --dpus or --features")
+                        f"with {w.optimizer} needs about {need / 1e9:.1f} GB, more than the {have / 1e9:.1f} GB of "
+                        f"memory available for it ({MEMORY_SHARE:.0%} of {available / 1e9:.1f} GB); use {fewer}"
+                        f"{features}, or --engine ray --address on a cluster of about {machines} machines like "
+                        f"this one")
     return MemoryCheck(need, available, processes)
+
+
+def _dpus_that_fit(w: Workload, o: Options, processes: int, have: float) -> int:
+    """The largest DPU count below ``w.dpus`` whose estimate fits ``have`` (0: none does)."""
+    lo, hi = 0, w.dpus - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if memory_estimate_bytes(replace(w, dpus=mid), o, processes) <= have:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _workload(spec: DatasetSpec, model: str, optimizer: str, dpus: int, hyper: Hyper, o: Options) -> Workload:

@@ -306,9 +306,25 @@ class SyntheticSparse(_Chunked):
         return x, y
 
 
+ZIPF_EXPONENT = 1.3
+"""The Criteo-like fields' value ranks are Zipf-distributed with this exponent, truncated at the field's width."""
+
+
+def distinct_share(rows: int, features: int) -> float:
+    """The expected share of one DPU's ``rows`` x 39 sparse entries that are distinct (index, DPU) pairs in the
+    Criteo-like generator: per field, sum over ranks of P(drawn at least once in ``rows`` draws), over ``rows``
+    (the truncated Zipf law of ``_draw_sparse``; the rank-to-index hash is one-to-one within a field)."""
+    from scipy.special import zeta
+
+    width = (features - 1) // CRITEO_ACTIVE
+    p = np.arange(1, width, dtype=np.float64) ** -ZIPF_EXPONENT / zeta(ZIPF_EXPONENT)
+    p = np.append(p, max(1.0 - p.sum(), 0.0))  # every rank past the width is drawn as the width
+    return float(-np.expm1(rows * np.log1p(-np.minimum(p, 1.0 - 1e-16))).sum() / rows)
+
+
 def _draw_sparse(rng: np.random.Generator, n: int, width: int, offsets: NDArray, mult: NDArray, theta: NDArray
                  ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
-    rank = np.minimum(rng.zipf(1.3, (n, CRITEO_ACTIVE)), width)
+    rank = np.minimum(rng.zipf(ZIPF_EXPONENT, (n, CRITEO_ACTIVE)), width)
     idx = (offsets + (rank * mult) % width).astype(np.int32)
     return idx, theta[idx].sum(axis=1) + rng.logistic(0, 0.6, n).astype(np.float32)
 

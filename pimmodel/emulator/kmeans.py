@@ -21,6 +21,7 @@ Events are counted per DPU (points, tasks, running-minimum updates) and priced w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,9 +120,11 @@ def _random_init(x: NDArray[np.float64], k: int, rng: np.random.RandomState) -> 
 
 
 def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLike | None = None, n_init: int = 1,
-                 max_iter: int = 300, tol: float = 1e-4, seed: int = 0) -> KmeansRun:
+                 max_iter: int = 300, tol: float = 1e-4, seed: int = 0,
+                 progress: Callable[[int, int], None] | None = None) -> KmeansRun:
     """Fit K-means on ``dpus`` emulated DPUs; ``init``: the starting centroids (then ``n_init`` = 1), else
-    ``n_init`` random restarts from ``seed``."""
+    ``n_init`` random restarts from ``seed``. ``progress(restarts_done, iterations)`` after every Lloyd launch
+    (``iterations``: of the running restart)."""
     data = np.asarray(x, dtype=np.float64)
     if data.ndim != 2 or not np.isfinite(data).all():
         raise DataError("K-means needs a finite 2-D array of points")
@@ -152,10 +155,11 @@ def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLik
         [_random_init(data, clusters, rng) for _ in range(n_init)]
     best: KmeansRun | None = None
     restarts = []
-    for start in starts:
+    for done, start in enumerate(starts):
         if start.shape != (clusters, d):
             raise DataError(f"init must have shape ({clusters}, {d}), got {start.shape}")
-        run = _single(xq, start - mean, scale, shape, blocks, points, hw, max_iter, tol_abs)
+        tick = None if progress is None else (lambda it, done=done: progress(done, it))  # type: ignore[misc]
+        run = _single(xq, start - mean, scale, shape, blocks, points, hw, max_iter, tol_abs, tick)
         run.centers = (run.centers + 0.5) / scale + mean  # inverse_transform at df30f5c (_dimm.py:120)
         restarts.append({"inertia": run.inertia, "iterations": run.iterations})
         if best is None or run.inertia < best.inertia:
@@ -167,7 +171,8 @@ def train_kmeans(x: ArrayLike, clusters: int, dpus: int, hw: Any, init: ArrayLik
 
 
 def _single(xq: NDArray[np.int16], start: NDArray[np.float64], scale: float, shape: KM.KmeansShape,
-            blocks: list[slice], points: NDArray[np.float64], hw: Any, max_iter: int, tol_abs: float) -> KmeansRun:
+            blocks: list[slice], points: NDArray[np.float64], hw: Any, max_iter: int, tol_abs: float,
+            tick: Callable[[int], None] | None = None) -> KmeansRun:
     """One restart: Lloyd launches until the shift is within tolerance, then the inertia launch."""
     k, d = shape.clusters, shape.dims
     centers = quantize(start, scale)
@@ -198,6 +203,8 @@ def _single(xq: NDArray[np.int16], start: NDArray[np.float64], scale: float, sha
         new[full] = np.floor_divide(sums[full], counts[full, None]).astype(np.int16)
         shift = float(np.sum((new.astype(np.int64) - centers.astype(np.int64)) ** 2)) / scale ** 2
         centers = new
+        if tick is not None:
+            tick(iterations)
         if shift <= tol_abs:
             break
     inertia_int = 0

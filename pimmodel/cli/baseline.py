@@ -35,20 +35,18 @@ def measure_command(
     --json prints {"machine": {...}, "cases": [{"optimizer", "model", "processes", "rows", "features",
     "measured_s", "predicted_s", "rel_error", ...}], "summary": {...}, "torch": {...} or null, "provenance"}.
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from ..baselines.measure import run_measurement
+    from .logs import Task
 
     O.check_output(output)
-    console = Console(stderr=True)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=True, disable=not console.is_terminal)
-    with O.on_interrupt(lambda: "nothing was written (baseline measure keeps no file)"), bar:
-        task = bar.add_task("starting", total=None)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with O.on_interrupt(lambda: "nothing was written (baseline measure keeps no file)"), \
+            Task("measuring this machine's CPU baselines", None, columns, label="starting", unit="cases") as task:
 
         def progress(message: str, done: int, total: int) -> None:
-            bar.update(task, description=message, completed=done, total=total)
+            task.update(description=message, completed=done, total=total)
 
         record = run_measurement(quick=quick, progress=progress)
         record["torch"] = None
@@ -56,7 +54,7 @@ def measure_command(
             from ..baselines import torch_measure
 
             if torch_measure.available():
-                bar.update(task, description="training with PyTorch + gloo", total=None)
+                task.update(description="training with PyTorch + gloo", say=True)
                 record["torch"] = torch_measure.run_torch_measurement()
             else:
                 typer.echo("torch is not installed: the PyTorch/gloo cases are skipped (pip install "

@@ -88,26 +88,24 @@ def _kept(output: Path, before: tuple[int, int] | None) -> str:
 
 
 class _progress:
-    """A rich progress bar on stderr; yields the per-point callback."""
+    """The bar on a terminal and the log lines without one (``logs.Task``); yields the per-point callback."""
 
     def __init__(self, total: int) -> None:
         # lazy imports keep the CLI's cold start fast
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-        console = Console(stderr=True)
-        self.bar = Progress(TextColumn("emulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("{task.description}"), console=console, transient=True,
-                            disable=not console.is_terminal)
-        self.total = total
+        from .logs import Task
+
+        self.task = Task("calibrating: emulating the design's points", total,
+                         (TextColumn("emulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          TextColumn("{task.description}")), unit="points")
 
     def __enter__(self) -> Any:
-        self.bar.start()
-        task = self.bar.add_task("", total=self.total)
-        return lambda point: self.bar.update(task, advance=1, description=point.name)
+        task = self.task.__enter__()
+        return lambda point: task.update(advance=1, description=point.name)
 
-    def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
+    def __exit__(self, *exc: Any) -> None:
+        self.task.__exit__(*exc)
 
 
 def _print(record: dict) -> None:

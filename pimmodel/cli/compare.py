@@ -67,9 +67,6 @@ def compare_command(
     "range"?}, "text"}], "accuracy_differences", "stand_in", "notes", "provenance"}.
     """
     # lazy imports keep the CLI's cold start fast
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     from ..baselines import load_cpu, load_gpu
     from ..comparison import StandIn, break_even, compare
     from ..errors import unknown
@@ -118,13 +115,16 @@ def compare_command(
                 v if is_global[o] else None)
         be = break_even(axis, make, optimizers, values_of, hw, cpu_spec, gpu_spec, calibration)
 
-    console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("training stand-ins", total=None)
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from .logs import Task
+
+    with Task(f"comparing {', '.join(w.optimizer for w in workloads)} on {ds.name}", None,
+              (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()),
+              label="training stand-ins") as task:
 
         def say(text: str) -> None:
-            bar.update(task, description=f"training the {text} stand-in (cached after the first time)")
+            task.update(description=f"training the {text} stand-in (cached after the first time)", say=True)
 
         with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; nothing else was written"):
             result = compare(workloads, hw, cpu_spec, gpu_spec, stand_in, target, calibration, be, say)

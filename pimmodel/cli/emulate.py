@@ -199,20 +199,17 @@ def emulate_command(
 
 def _emulate(dataset: str, dpus: int, model: str, optimizer: str, epochs: int, given: dict[str, int],
              options: dict[str, Any]) -> Any:
-    """The emulation, behind a progress bar on stderr (drawn on a terminal only)."""
+    """The emulation, behind a progress bar on stderr where it is a terminal and log lines where it is not."""
     # lazy imports keep the CLI's cold start fast
-    from rich.console import Console
-    from rich.progress import Progress
-
     from ..api import emulate
     from ..emulator.api import Options
+    from .logs import Task
 
-    console = Console(stderr=True)
-    with Progress(transient=True, console=console, disable=not console.is_terminal) as bar:
-        task = bar.add_task("emulating", total=None)
+    with Task(f"emulating {dataset} on {dpus:,} DPUs ({optimizer}, {epochs} epochs)", label="emulating",
+              unit="steps") as task:
 
         def tick(n: int, per_epoch: int) -> None:
-            bar.update(task, total=per_epoch * epochs, advance=n)
+            task.update(advance=n, total=per_epoch * epochs)
 
         return emulate(dataset, dpus, model, optimizer, given, Options(epochs=epochs, **options), progress=tick)
 

@@ -154,7 +154,18 @@ def emulate_family(workload: str, dataset: str, hardware: str, dpus: int, points
     O.check_output(output)
     hw = O.hardware(hardware)
     data = load_points(dataset, points, dims, clusters, seed)
-    result = emulate_kmeans(data, clusters, dpus, hw, n_init=n_init, seed=seed)
+    from .logs import Task
+
+    with O.on_interrupt(lambda: "nothing was kept (emulate writes no file)"), \
+            Task(f"emulating K-means (k = {clusters}) on {dpus:,} DPUs", n_init, label="K-means",
+                 unit="restarts") as task:
+
+        def progress(restarts: int, iterations: int) -> None:
+            task.update(completed=restarts, description=f"restart {restarts + 1} of {n_init}: {iterations} Lloyd "
+                                                        "iterations")
+
+        result = emulate_kmeans(data, clusters, dpus, hw, n_init=n_init, seed=seed, progress=progress)
+        task.update(completed=n_init)
     record = {**result, "provenance": O.provenance(hardware, seed=seed)}
     if O.finish(record, output, None, json):
         return

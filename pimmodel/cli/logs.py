@@ -27,6 +27,10 @@ INTERVAL_ENV = "PIMMODEL_LOG_INTERVAL_S"
 INTERVAL_S = 60.0
 STEPS = 10
 """A progress line at least every tenth of the work."""
+FIRST_ESTIMATE_S = 5.0
+"""A line with the first estimate of the time left once the work has run this long."""
+START_DELAY_S = 1.0
+"""A deferred "started" line waits for the work's first news or this long: input refused at once stays one line."""
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 _OURS = "_pimmodel_cli"
@@ -139,11 +143,14 @@ def duration(seconds: float) -> str:
 class ProgressLog:
     """Progress lines of one piece of work of ``total`` units (``update(done)``): one per tenth of the work or per
     ``interval_s()`` (a background timer writes the last state when nothing else did for that long), and one at
-    the end. ``describe(done, total, elapsed_s)`` makes the line's text."""
+    the end. ``describe(done, total, elapsed_s)`` makes the line's text. ``defer_start`` holds the "started" line
+    back until the first update, a stage said or ``START_DELAY_S``, and drops it if the work fails before that (a
+    command that refuses its input at once prints its one-line error and nothing else)."""
 
-    def __init__(self, what: str, total: int | None, describe: Callable[[int, int | None, float], str] | None = None
-                 ) -> None:
+    def __init__(self, what: str, total: int | None, describe: Callable[[int, int | None, float], str] | None = None,
+                 unit: str = "", defer_start: bool = False) -> None:
         self.what = what
+        self.unit = f" {unit}" if unit else ""
         self.total = total
         self.describe = describe or self._describe
         self.log = logging.getLogger(PROGRESS)
@@ -154,12 +161,16 @@ class ProgressLog:
         """The last line's first word: what the caller says happened ("done", "interrupted")."""
         self._written_at = self.start
         self._next_step = 1
+        self._estimated = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
+        self._started = False
+        self._defer = defer_start
 
     def __enter__(self) -> ProgressLog:
-        self.log.info("%s: started%s", self.what, "" if self.total is None else f" ({self.total:,} to do)")
+        if not self._defer:
+            self._announce()
         self._timer = threading.Thread(target=self._tick, name="pimmodel-progress", daemon=True)
         self._timer.start()
         return self
@@ -172,31 +183,102 @@ class ProgressLog:
         if kind is None:
             self._write(self.outcome)
 
+    def _announce(self) -> None:
+        """The "started" line, once."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            total = "" if self.total is None else f" ({self.total:,}{self.unit} to do)"
+        self.log.info("%s: started%s", self.what, total)
+
     def update(self, done: int) -> None:
+        self._announce()
         with self._lock:
             self.done = done
             step = self.total and done * STEPS // self.total
+        now = time.monotonic()
         if step and step >= self._next_step:
             self._next_step = step + 1
             self._write()
-        elif time.monotonic() - self._written_at >= self.interval:
+        elif now - self._written_at >= self.interval:
             self._write()
+        elif not self._estimated and done and self.total and now - self.start >= FIRST_ESTIMATE_S:
+            self._write()  # the first estimate of what is left, once the work has run a few seconds
+        if done and self.total:
+            self._estimated = self._estimated or now - self.start >= FIRST_ESTIMATE_S
+
+    def say(self, text: str) -> None:
+        """A line saying what the work is doing now (a new stage of it)."""
+        self._announce()
+        with self._lock:
+            self._written_at = time.monotonic()
+        self.log.info("%s: %s", self.what, text)
 
     def _tick(self) -> None:
+        if self._defer and not self._stop.wait(START_DELAY_S):
+            self._announce()
         while not self._stop.wait(min(self.interval, 1.0)):
             if time.monotonic() - self._written_at >= self.interval:
                 self._write()
 
     def _write(self, prefix: str = "") -> None:
+        self._announce()
         with self._lock:
             self._written_at = time.monotonic()
             text = self.describe(self.done, self.total, self._written_at - self.start)
         self.log.info("%s: %s%s", self.what, f"{prefix}: " if prefix else "", text)
 
-    @staticmethod
-    def _describe(done: int, total: int | None, elapsed_s: float) -> str:
+    def _describe(self, done: int, total: int | None, elapsed_s: float) -> str:
         if total is None:
-            return f"{done:,} done in {duration(elapsed_s)}"
+            return f"{done:,}{self.unit} done in {duration(elapsed_s)}" if done else f"{duration(elapsed_s)} elapsed"
         left = max(total - done, 0)
         eta = f", about {duration(left * elapsed_s / done)} left" if done and left else ""
-        return f"{done:,} of {total:,} done ({done / total:.0%}), {left:,} left, {duration(elapsed_s)} elapsed{eta}"
+        return (f"{done:,} of {total:,}{self.unit} done ({done / total:.0%}), {left:,} left, {duration(elapsed_s)} "
+                f"elapsed{eta}")
+
+
+class Task:
+    """One long piece of work of a command: a rich bar on stderr where it is a terminal, and ``ProgressLog`` lines
+    from the first second (``started``), which reach stderr where no bar is drawn and ``--log-file`` always.
+    ``update`` takes rich's keywords (``advance``, ``completed``, ``total``, ``description``); ``say=True`` makes a
+    new description a line of its own too (a new stage of the work)."""
+
+    def __init__(self, what: str, total: int | None = None, columns: tuple = (), label: str = "", unit: str = ""
+                 ) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        console = Console(stderr=True)
+        self.bar = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
+        self.lines = ProgressLog(what, total, unit=unit, defer_start=True)
+        self.label = label
+        self.done = 0
+        self._said = ""
+
+    def __enter__(self) -> Task:
+        self.bar.start()
+        self.task = self.bar.add_task(self.label, total=self.lines.total)
+        self.lines.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+                 ) -> None:
+        self.lines.__exit__(kind, exc, tb)
+        self.bar.stop()
+
+    def update(self, advance: int = 0, completed: int | None = None, total: int | None = None,
+               description: str | None = None, say: bool = False) -> None:
+        self.done = completed if completed is not None else self.done + advance
+        if total is not None:
+            self.lines.total = total
+        fields: dict = {"completed": self.done}
+        if total is not None:
+            fields["total"] = total
+        if description is not None:
+            fields["description"] = description
+        self.bar.update(self.task, **fields)
+        if say and description is not None and description != self._said:
+            self._said = description
+            self.lines.say(description)
+        self.lines.update(self.done)

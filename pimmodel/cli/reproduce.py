@@ -130,25 +130,24 @@ def _run(specs: list[Any], folder: Path, hardware: str, workers: int) -> tuple[l
                                                                                  float]:
     import time
 
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from ..reproduce import Setup, plan, reproduce
+    from .logs import Task
 
     setup = Setup.default(O.hardware(hardware))
     todo = plan(specs, setup)
     start = time.perf_counter()
-    console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not console.is_terminal) as bar:
-        what = f"training {len(todo.missing)} stand-ins (cached afterwards)" if todo.missing else "computing figures"
-        task = bar.add_task(what, total=todo.steps)
+    what = f"training {len(todo.missing)} stand-ins (cached afterwards)" if todo.missing else "computing figures"
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    noun = "figure" if len(specs) == 1 else "figures"
+    with Task(f"reproducing {len(specs)} {noun}", todo.steps, columns, label=what, unit="steps") as task:
 
         def step(text: str) -> None:
-            bar.update(task, advance=1, description=text)
+            task.update(advance=1, description=text)
 
         def status(text: str) -> None:
-            bar.update(task, description=text)
+            task.update(description=text, say=True)
 
         with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; rerun to go on"):
             records = reproduce(specs, setup, folder, workers, step, status)

@@ -8,6 +8,7 @@ Readers: svmlight/LIBSVM text (the format Criteo is distributed in) and dense ``
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -465,6 +466,11 @@ def read_svmlight_data(path: str | Path, budget_bytes: float = float("inf")) -> 
     return SvmlightData(rows, values, check_labels(np.asarray(labels)), top, lines, str(path))
 
 
+FAST_SVMLIGHT_BYTES = 256 * 2**20
+"""Files up to this size are parsed by scikit-learn's compiled reader where it is installed (it holds the whole
+file in memory); larger files, and any file it refuses or reads differently, line by line here."""
+
+
 def svmlight_lines(path: str | Path) -> Iterator[tuple[int, NDArray, NDArray, float]]:
     """(line number, indices, values, label) of every sample line of an svmlight file; errors name the line."""
     try:
@@ -475,12 +481,57 @@ def svmlight_lines(path: str | Path) -> Iterator[tuple[int, NDArray, NDArray, fl
         head = handle.read(SNIFF_BYTES)
         if looks_binary(head):
             raise _not_text(path, head)
+        fast = _sklearn_rows(handle)
+        if fast is not None:
+            yield from fast
+            return
         handle.seek(0)
         for number, text in enumerate(_text_lines(handle, path, head), start=1):
             text = text.split("#", 1)[0].strip()
             if text:
                 idx, vals, label = _parse_svmlight_line(text, number, path)
                 yield number, idx, vals, label
+
+
+def sklearn_csr(handle: IO[bytes]) -> tuple[Any, NDArray[np.float64]] | None:
+    """The file as ``sklearn.datasets.load_svmlight_file`` parses it (a CSR matrix of float64, its labels), or
+    None where the line parser must read it: scikit-learn is not installed, the file is larger than
+    ``FAST_SVMLIGHT_BYTES``, it has lines without a sample (blank, comment: rows would not be line numbers),
+    ``qid:`` fields, anything scikit-learn refuses (unsorted indices) or drops (a stored zero), or a row fails
+    the line parser's checks (the line parser then names the line)."""
+    try:
+        from sklearn.datasets import load_svmlight_file
+    except ImportError:
+        return None
+    handle.seek(0, os.SEEK_END)
+    if handle.tell() > FAST_SVMLIGHT_BYTES:
+        return None
+    handle.seek(0)
+    text = handle.read()
+    lines = text.count(b"\n") + (not text.endswith(b"\n"))
+    if not text or b"qid" in text or b"#" in text or b"\n\n" in text or text.startswith(b"\n") or b"\r" in text:
+        return None
+    try:
+        x, y = load_svmlight_file(io.BytesIO(text), zero_based=True, dtype=np.float64)
+    except (ValueError, OverflowError):
+        return None
+    indices = x.indices
+    if (x.shape[0] != lines or text.count(b":") != indices.size or not np.isfinite(y).all()
+            or (indices.size and (indices.min() < 0 or indices.max() >= MAX_FEATURE_INDEX))
+            or not np.isfinite(x.data).all()):
+        return None
+    return x, y
+
+
+def _sklearn_rows(handle: IO[bytes]) -> Iterator[tuple[int, NDArray, NDArray, float]] | None:
+    """``svmlight_lines`` from ``sklearn_csr`` (None where the line parser must read the file)."""
+    parsed = sklearn_csr(handle)
+    if parsed is None:
+        return None
+    x, y = parsed
+    indices, values, starts = x.indices.astype(np.int64), x.data, x.indptr
+    return ((i + 1, indices[starts[i]:starts[i + 1]], values[starts[i]:starts[i + 1]], float(y[i]))
+            for i in range(y.size))
 
 
 def _text_lines(handle: IO[bytes], path: str | Path, head: bytes) -> Iterator[str]:

@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from ..errors import DataError
 from ..resources import cache_dir
+from ..specs._toml import SNIFF_BYTES, looks_binary
 from . import fixedpoint as fx
 from .data import (
     CRITEO_ACTIVE,
@@ -36,6 +37,7 @@ from .data import (
     check_labels,
     load_npy_table,
     shard_sizes,
+    sklearn_csr,
     svmlight_lines,
     train_test_split,
 )
@@ -214,25 +216,16 @@ def open_svmlight(path: str | Path, max_dense_features: int) -> FileData:
 
 def _split(path: Path, folder: Path, max_dense_features: int) -> None:
     """Pass 1: check every line and count (rows, largest index, one value everywhere?, most active features);
-    pass 2: write the rows into a memory-mapped .npy in a temporary folder, renamed into place when complete."""
-    labels = array.array("d")
-    top, most, first_value, binary, outside = 0, 0, None, True, None
-    for number, idx, vals, label in svmlight_lines(path):
-        labels.append(label)
-        if idx.size:
-            top = max(top, int(idx.max()) + 1)
-            most = max(most, idx.size)
-            if first_value is None:
-                first_value = float(vals[0])
-            if binary and (vals != first_value).any():
-                binary = False
-            if outside is None and ((vals < -UNIT_TOLERANCE) | (vals > 1 + UNIT_TOLERANCE)).any():
-                outside = (number, float(vals[(vals < -UNIT_TOLERANCE) | (vals > 1 + UNIT_TOLERANCE)][0]))
-    if not labels:
+    pass 2: write the rows into a memory-mapped .npy in a temporary folder, renamed into place when complete.
+    Where scikit-learn parses the file (``data.sklearn_csr``), both passes are array operations on its CSR."""
+    with open(path, "rb") as handle:
+        parsed = None if looks_binary(handle.read(SNIFF_BYTES)) else sklearn_csr(handle)
+    labels, top, most, binary, outside = _scan_lines(path) if parsed is None else _scan_csr(*parsed)
+    if not len(labels):
         raise DataError(f"{path}: no samples found; expected lines like '1 3:1 17:1'")
     if top == 0:
         raise DataError(f"{path}: no line has a feature (only labels); expected lines like '1 3:1 17:1'")
-    y = check_labels(np.frombuffer(labels, np.float64))
+    y = check_labels(np.asarray(labels, np.float64))
     n = y.size
     dtype: np.dtype[Any]
     if binary:
@@ -258,13 +251,10 @@ def _split(path: Path, folder: Path, max_dense_features: int) -> None:
     try:
         x = np.lib.format.open_memmap(tmp / "x.npy", mode="w+", dtype=dtype, shape=(n, columns))
         ones = np.zeros(n, np.int32)
-        for row, (_, idx, vals, _) in enumerate(svmlight_lines(path)):
-            if binary:
-                x[row, : idx.size] = idx  # short rows padded with index 0 (w[0] is kept at 0 by the host)
-            else:
-                q = fx.quantize_unit(vals)
-                x[row, idx] = q
-                ones[row] = int(np.count_nonzero(q == fx.ONE))
+        if parsed is None:
+            _fill_lines(path, binary, x, ones)
+        else:
+            _fill_csr(parsed[0], binary, x, ones)
         x.flush()
         del x
         np.save(tmp / "y.npy", y)
@@ -280,3 +270,61 @@ def _split(path: Path, folder: Path, max_dense_features: int) -> None:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+Scan = tuple[Any, int, int, bool, "tuple[int, float] | None"]
+"""What pass 1 finds: labels, largest index + 1, most active features in a row, one value everywhere?, the first
+(line, value) outside [0, 1]."""
+
+
+def _scan_lines(path: Path) -> Scan:
+    labels = array.array("d")
+    top, most, first_value, binary, outside = 0, 0, None, True, None
+    for number, idx, vals, label in svmlight_lines(path):
+        labels.append(label)
+        if idx.size:
+            top = max(top, int(idx.max()) + 1)
+            most = max(most, idx.size)
+            if first_value is None:
+                first_value = float(vals[0])
+            if binary and (vals != first_value).any():
+                binary = False
+            if outside is None and ((vals < -UNIT_TOLERANCE) | (vals > 1 + UNIT_TOLERANCE)).any():
+                outside = (number, float(vals[(vals < -UNIT_TOLERANCE) | (vals > 1 + UNIT_TOLERANCE)][0]))
+    return labels, top, most, binary, outside
+
+
+def _scan_csr(x: Any, y: NDArray[np.float64]) -> Scan:
+    values = x.data
+    top = int(x.indices.max()) + 1 if x.indices.size else 0
+    most = int(np.diff(x.indptr).max()) if y.size else 0
+    binary = not values.size or bool((values == values[0]).all())
+    bad = np.flatnonzero((values < -UNIT_TOLERANCE) | (values > 1 + UNIT_TOLERANCE))
+    outside = None
+    if bad.size:
+        line = int(np.searchsorted(x.indptr, bad[0], side="right"))  # the row holding the value, 1-based
+        outside = (line, float(values[bad[0]]))
+    return y, top, most, binary, outside
+
+
+def _fill_lines(path: Path, binary: bool, x: NDArray[Any], ones: NDArray[np.int32]) -> None:
+    for row, (_, idx, vals, _) in enumerate(svmlight_lines(path)):
+        if binary:
+            x[row, : idx.size] = idx  # short rows padded with index 0 (w[0] is kept at 0 by the host)
+        else:
+            q = fx.quantize_unit(vals)
+            x[row, idx] = q
+            ones[row] = int(np.count_nonzero(q == fx.ONE))
+
+
+def _fill_csr(csr: Any, binary: bool, x: NDArray[Any], ones: NDArray[np.int32]) -> None:
+    """``_fill_lines`` as array operations: the row and slot of every stored pair from the CSR row pointers."""
+    counts = np.diff(csr.indptr)
+    rows = np.repeat(np.arange(counts.size), counts)
+    if binary:
+        slots = np.arange(csr.indices.size) - np.repeat(csr.indptr[:-1], counts)
+        x[rows, slots] = csr.indices  # short rows padded with index 0, as above
+    else:
+        q = fx.quantize_unit(csr.data)
+        x[rows, csr.indices] = q
+        ones[:] = np.bincount(rows[q == fx.ONE], minlength=counts.size)

@@ -43,7 +43,8 @@ def explore_command(
     dashboard: Annotated[bool, typer.Option("--dashboard", help="With 'show': serve optuna-dashboard on the "
                                             "study's storage at http://127.0.0.1:PORT/dashboard/ until Ctrl-C "
                                             "(pip install 'pimmodel[dashboard]').")] = False,
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="With --dashboard: the port.")]
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="With --dashboard: the port (0: a free "
+                                           "one, printed on stderr).")]
     = DEFAULT_PORT,
     output: Output = None,
     json: Annotated[bool, typer.Option("--json", help="Print the study record as JSON.")] = False,
@@ -87,6 +88,15 @@ def explore_command(
     _report(spec, url, plot, json, output, prov, result)
 
 
+def _free_port() -> int:
+    """A port no one listens on now (the system's choice for port 0), for the dashboard to bind next."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def _serve(spec: Any, url: str, port: int, quiet: bool) -> None:
     """optuna-dashboard on the stored study's storage, on the loopback interface only, until Ctrl-C."""
     from ..dse.storage import locate, open_storage
@@ -97,7 +107,10 @@ def _serve(spec: Any, url: str, port: int, quiet: bool) -> None:
     stored_trials(spec, url)  # the storage and the study exist (one-line error otherwise)
     location = locate(url)
     storage = open_storage(url, must_exist=True)
-    if not quiet:
+    chosen = port == 0
+    if chosen:
+        port = _free_port()
+    if not quiet or chosen:  # a port the system chose is printed even with --json: nothing else tells it
         typer.echo(f"optuna-dashboard on {location.shown}: http://127.0.0.1:{port}/dashboard/ (Ctrl-C stops it; "
                    f"the same: {location.dashboard_command()} --port {port})", err=True)
     stopped = "the dashboard stopped; the study is unchanged"

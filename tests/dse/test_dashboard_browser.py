@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -75,6 +76,36 @@ def served(journal: Path) -> Iterator[str]:
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 130 and "Traceback" not in err, err
         assert err.strip().splitlines()[-1] == "error: interrupted; the dashboard stopped; the study is unchanged"
+
+
+def test_port_0_serves_on_a_free_port_and_prints_it(journal: Path) -> None:
+    pytest.importorskip("optuna_dashboard", reason="optuna-dashboard is not installed (pip install "
+                        "'pimmodel[dashboard]')")
+    proc = subprocess.Popen([*PIMMODEL, "explore", "show", str(SMALL), "--storage", str(journal), "--dashboard",
+                             "--port", "0", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/dashboard/", line)
+        assert found and int(found.group(1)) > 0, line
+        assert f"--port {found.group(1)}" in line  # the command to serve it again says the same port
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{found.group(1)}/api/studies", timeout=2) as r:
+                    assert r.status == 200
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the dashboard did not answer"
+                time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+    assert proc.returncode == 130, err[-3000:]
 
 
 @pytest.fixture(scope="module")

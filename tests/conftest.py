@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -24,3 +26,24 @@ def upmem() -> HardwareSpec:
 def study_workload(request: pytest.FixtureRequest) -> Workload:
     ds, model, optimizer = request.param
     return Workload(ds, model, optimizer, dpus=2048)
+
+
+@pytest.fixture
+def progress_lines() -> Iterator[list[str]]:
+    """The progress logger's lines (a handler of its own: the CLI's configuration, made by earlier in-process
+    commands, stops them from reaching the root logger)."""
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("pimmodel.progress")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

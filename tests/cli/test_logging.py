@@ -3,12 +3,10 @@ minute, with what is done and what is left); -q, -v and --log-file, which may fo
 
 from __future__ import annotations
 
-import logging
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -20,27 +18,6 @@ from pimmodel.cli.logs import ProgressLog
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = str(ROOT / "tests" / "dse" / "small.toml")
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (INFO|WARNING|DEBUG|ERROR) ")
-
-
-@pytest.fixture
-def progress_lines() -> Iterator[list[str]]:
-    """The progress logger's lines (a handler of its own: the CLI's configuration, made by earlier in-process
-    commands, stops them from reaching the root logger)."""
-    seen: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record.getMessage())
-
-    logger = logging.getLogger("pimmodel.progress")
-    handler, level = Keep(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield seen
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def test_a_quiet_stretch_still_gets_a_line_per_interval(monkeypatch: pytest.MonkeyPatch,

@@ -4,9 +4,7 @@ place that makes both the bar and the lines."""
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,55 +42,37 @@ def test_a_long_command_without_a_terminal_says_started_and_done(args: tuple[str
     assert "elapsed" in lines[-1][2] or " done in " in lines[-1][2], lines[-1]
 
 
-@pytest.fixture
-def said() -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record.getMessage())
-
-    logger = logging.getLogger(logs.PROGRESS)
-    handler, level = Keep(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield seen
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-
-
-def test_a_task_says_each_new_stage_once_and_counts_in_its_unit(said: list[str]) -> None:
+def test_a_task_says_each_new_stage_once_and_counts_in_its_unit(progress_lines: list[str]) -> None:
     with Task("job", 4, unit="steps") as task:
         task.update(advance=1, description="loading", say=True)
         task.update(advance=1, description="loading", say=True)  # the same stage: no second line
         task.update(advance=1, description="fitting", say=True)
         task.update(advance=1, description="fitting")
-    assert said[0] == "job: started (4 steps to do)"
-    assert said.count("job: loading") == 1 and said.count("job: fitting") == 1
-    assert said[-1].startswith("job: done: 4 of 4 steps done (100%), 0 left")
-    assert said.index("job: loading") < said.index("job: fitting")
+    assert progress_lines[0] == "job: started (4 steps to do)"
+    assert progress_lines.count("job: loading") == 1 and progress_lines.count("job: fitting") == 1
+    assert progress_lines[-1].startswith("job: done: 4 of 4 steps done (100%), 0 left")
+    assert progress_lines.index("job: loading") < progress_lines.index("job: fitting")
 
 
-def test_the_first_estimate_comes_after_a_few_seconds_not_a_tenth(said: list[str],
+def test_the_first_estimate_comes_after_a_few_seconds_not_a_tenth(progress_lines: list[str],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """1 of 1,000 done is under a tenth: without the first estimate a slow start would say nothing for minutes."""
     clock = [100.0]
     monkeypatch.setattr(logs.time, "monotonic", lambda: clock[0])
     with Task("job", 1000) as task:
         task.update(advance=1)
-        assert len(said) == 1  # only "started": one second in
+        assert len(progress_lines) == 1  # only "started": one second in
         clock[0] += logs.FIRST_ESTIMATE_S
         task.update(advance=1)
-        assert re.fullmatch(r"job: 2 of 1,000 done \(0%\), 998 left, .* elapsed, about .* left", said[-1]), said
+        line = progress_lines[-1]
+        assert re.fullmatch(r"job: 2 of 1,000 done \(0%\), 998 left, .* elapsed, about .* left", line), line
         clock[0] += 1.0
         task.update(advance=1)  # one estimate, then tenths or the interval again
-        assert len(said) == 2, said
+        assert len(progress_lines) == 2, progress_lines
 
 
-def test_a_task_without_a_total_says_how_long_it_has_run(said: list[str]) -> None:
+def test_a_task_without_a_total_says_how_long_it_has_run(progress_lines: list[str]) -> None:
     with Task("job") as task:
         task.update(description="first stage", say=True)
-    assert said[0] == "job: started" and said[1] == "job: first stage"
-    assert re.fullmatch(r"job: done: [\d.]+ (ms|s) elapsed", said[-1]), said
+    assert progress_lines[0] == "job: started" and progress_lines[1] == "job: first stage"
+    assert re.fullmatch(r"job: done: [\d.]+ (ms|s) elapsed", progress_lines[-1]), progress_lines

@@ -42,6 +42,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_until_it_answers(base: str, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/studies", timeout=2) as r:
+                assert r.status == 200
+                return
+        except OSError:
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the dashboard did not answer within 60 s"
+            time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("dash") / "studies.log"
@@ -60,16 +73,7 @@ def served(journal: Path) -> Iterator[str]:
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/studies", timeout=2) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert proc.poll() is None, proc.communicate()[1]
-                assert time.monotonic() < deadline, "the dashboard did not answer within 60 s"
-                time.sleep(0.2)
+        _wait_until_it_answers(base, proc)
         yield base
     finally:
         proc.send_signal(signal.SIGINT)
@@ -89,15 +93,7 @@ def test_port_0_serves_on_a_free_port_and_prints_it(journal: Path) -> None:
         found = re.search(r"http://127\.0\.0\.1:(\d+)/dashboard/", line)
         assert found and int(found.group(1)) > 0, line
         assert f"--port {found.group(1)}" in line  # the command to serve it again says the same port
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{found.group(1)}/api/studies", timeout=2) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "the dashboard did not answer"
-                time.sleep(0.2)
+        _wait_until_it_answers(f"http://127.0.0.1:{found.group(1)}", proc)
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -298,6 +298,20 @@ def _parallel_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, memory: st
     return _call_s(hw, to_pim) + rank_set_s(one_rank, bytes_per_dpu * dpus, dpus, hw, to_pim)
 
 
+def direct_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, path: Any, to_pim: bool, threads: Num) -> Num:
+    """One parallel MRAM transfer through a direct host path instead of the SDK's pool: the host maps each rank
+    and interleaves the bytes itself, one host thread per rank at a time (upmem-sdk-light's direct interface,
+    Loremkang/upmem-sdk-light src/benchmark/host.cpp; no per-size thread heuristic, no per-channel lock). The call
+    costs ``path.call_s``; a thread moves a rank's lines at the SDK's own one-thread line rate
+    (``line_s_per_byte`` alone: the same interleave and writes, without the pool), ``ceil(ranks / threads)``
+    rounds of it, never faster than ``path.ceiling_bytes_per_s`` for all the bytes. ``path`` holds one
+    direction's constants (``calibration.direct_path``)."""
+    on_line = minimum(dpus, hw.chips_per_rank)
+    one_rank_s = transfer_lines(dpus, hw) * bytes_per_dpu * line_s_per_byte(on_line, hw, to_pim)
+    rounds = ceil(ranks(dpus, hw) / threads)
+    return path.call_s + maximum(rounds * one_rank_s, bytes_per_dpu * dpus / path.ceiling_bytes_per_s)
+
+
 def launch_s(hw: Any, dpus: Num = 0) -> Num:
     """One synchronous ``dpu_launch`` on ``dpus`` DPUs (boot, run-to-completion polling, excluding the kernel
     itself); ``dpus`` = 0 prices the fixed part alone. Completion polling (SDK 2021.3, AIS-SNU/PID-Comm

@@ -77,6 +77,12 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
             cases += more
             targets += aims
             details["training"] = training_details(hw)
+        elif group == "whatif":
+            from .whatif_cases import whatif_cases
+
+            more, aims, details["whatif"] = whatif_cases(hw)
+            cases += more
+            targets += aims
         else:
             cases += finding_cases(hw, cal)
     return ValidationReport(tuple(cases), hw.name, cal.label, selected, tuple(targets), details)

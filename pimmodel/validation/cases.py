@@ -29,10 +29,11 @@ from typing import Any
 from ..errors import unknown
 from ..resources import data_dir
 
-GROUPS = ("hardware", "published", "emulator", "finding", "training")
+GROUPS = ("hardware", "published", "emulator", "finding", "training", "whatif")
 """Group ids, in the order a run reports them (the hardware group first)."""
 DEFAULT_GROUPS = ("hardware", "published", "emulator", "finding")
-"""What a run without ``--group`` checks; ``training`` (real end-to-end training runs) is asked for by name."""
+"""What a run without ``--group`` checks; ``training`` (real end-to-end training runs) and ``whatif`` (measured
+changes of the host path) are asked for by name."""
 GROUP_ALIASES = {"consistency": "emulator"}
 """Other names a user may give ``--group``: the model-vs-emulator group is a consistency check."""
 KINDS = ("within", "below", "above")
@@ -72,6 +73,11 @@ GROUP_INFO: dict[str, GroupInfo] = {
         "training: real end-to-end training runs on UPMEM (test rows, never fitted)",
         "about real hardware: whole training runs of other programs (dpu_kmeans) priced with the same primitives; "
         "rows no family expresses yet are listed with the reason", MEASURED_ON),
+    "whatif": GroupInfo(
+        "whatif: measured changes of the host path on real UPMEM (ratio changed / baseline; test rows never fitted)",
+        "about real hardware: whether a predicted difference between two machines (the SDK's transfers vs a direct "
+        "host path) has the size the silicon shows; rows no term expresses yet are listed with the reason",
+        MEASURED_ON),
 }
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pimmodel.calibration import whatifs
 from pimmodel.errors import DataError
-from pimmodel.validation import whatifs
 from pimmodel.validation.data import validation_dir
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import DataError
-from .data import validation_dir
+from ..resources import data_dir
 
 KINDS = ("collective", "placement", "transfer-engine", "transfer-mode", "application")
 ROLES = ("fit", "test", "context")
@@ -40,6 +40,8 @@ class WhatIfRow:
     role: str
     baseline_config: str
     changed_config: str
+    changed_threads: int | None = None
+    """Host threads of the changed configuration, where the source states them."""
 
     @property
     def time_ratio(self) -> float:
@@ -71,7 +73,7 @@ def _number(text: str, row: str, column: str, kind: type = float) -> float | int
 def load_whatifs() -> tuple[WhatIfRow, ...]:
     """The rows, checked: known kinds, roles and ratio kinds, a source and a place in it for every row, and each
     stored ratio equal to its two stored values."""
-    path = validation_dir() / "whatifs" / "whatifs.csv"
+    path = data_dir("validation") / "whatifs" / "whatifs.csv"
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             raw = list(csv.DictReader(handle))
@@ -91,7 +93,8 @@ def load_whatifs() -> tuple[WhatIfRow, ...]:
                         _number(r["baseline_value"], name, "baseline_value"),
                         _number(r["changed_value"], name, "changed_value"),
                         float(_number(r["measured_ratio"], name, "measured_ratio") or "nan"), r["ratio_of"],
-                        r["value_kind"], r["role"], r["baseline_config"], r["changed_config"])
+                        r["value_kind"], r["role"], r["baseline_config"], r["changed_config"],
+                        _count(r.get("changed_threads", ""), name, "changed_threads"))
         if not row.measured_ratio > 0:
             raise DataError(f"whatifs.csv row {name}: measured_ratio must be a positive number")
         if row.baseline_value and row.changed_value:

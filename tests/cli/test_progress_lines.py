@@ -22,9 +22,9 @@ def _progress(stderr: str) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize(("args", "what"), [
     (("emulate", "--dpus", "8", "--epochs", "1"), "emulating synthetic-yfcc on 8 DPUs (ma-sgd, 1 epochs)"),
-    (("emulate", "--workload", "kmeans", "--dataset", "iris", "--clusters", "3", "--dpus", "4"),
-     "emulating K-means (k = 3) on 4 DPUs"),
-    (("baseline", "measure", "--quick"), "measuring this machine's CPU baselines"),
+    pytest.param(("emulate", "--workload", "kmeans", "--dataset", "iris", "--clusters", "3", "--dpus", "4"),
+                 "emulating K-means (k = 3) on 4 DPUs", marks=pytest.mark.slow),  # 2 s each: the slow tier
+    pytest.param(("baseline", "measure", "--quick"), "measuring this machine's CPU baselines", marks=pytest.mark.slow),
     (("reproduce", "fig2"), "reproducing 1 figure"),
     (("calibrate", "--design", "tiny", "--epochs", "1"), "calibrating: emulating the design's points"),
 ])

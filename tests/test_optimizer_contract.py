@@ -31,7 +31,12 @@ def test_every_entry_has_an_equation_module_and_a_trainer(name: str) -> None:
     assert info.topologies == LINK_NEEDS[info.links] and info.study_name in STUDY_OPTIMIZERS
 
 
-@pytest.mark.parametrize("name", list(REGISTRY))
+SLOW_TO_BUILD = ("hier-sgd", "local-sgd")
+"""2-4 s of sympy each: their equations are built in the slow tier (the five others stay in the default one)."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_TO_BUILD else n
+                                  for n in REGISTRY])
 def test_every_entry_builds_its_equations_on_every_topology_it_runs_on(name: str) -> None:
     from pimmodel.costmodel.registry import equation_set
     from pimmodel.phases import PHASES

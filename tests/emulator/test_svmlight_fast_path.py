@@ -40,7 +40,7 @@ def _rows(path: Path) -> list | str:
         return f"error: {exc}"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=LINES, end=st.sampled_from(["\n", ""]))
 def test_both_parsers_read_the_same_rows_or_the_same_error(lines: list[str], end: str, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:

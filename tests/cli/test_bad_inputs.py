@@ -48,6 +48,9 @@ GROUP = "sparse/svm/admm"
 STUDY = (Path(__file__).parents[1] / "dse" / "small.toml").read_text(encoding="utf-8")
 RANDOM_BYTES = np.random.default_rng(9).integers(0, 256, 4096, dtype=np.uint8).tobytes()
 
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (INFO|DEBUG) ")
+"""A progress or debug line of the log (``cli/logs.py`` FORMAT), not a line the command says."""
+
 
 # ---------------------------------------------------------------- file contents
 def _npy(array: np.ndarray) -> bytes:
@@ -198,7 +201,7 @@ CASES: dict[str, Case] = {
     # more than the case's 3 GiB address space (the data streams, so the study's 2,048 YFCC DPUs fit in a few GB;
     # Criteo ADMM keeps model-sized vectors per DPU: about 39 GB)
     "emulate-2048-dpus-memory": Case(("emulate", "--dataset", "synthetic-criteo", "--optimizer", "admm", "--dpus",
-                                      "2048"), "use fewer --dpus"),
+                                      "2048"), "or fewer"),
     # calibrate options and its output file
     "calibrate-seed-negative": Case(("calibrate", "--seed", "-1"), "--seed must be a whole number in [0, 2**32 - 1"),
     "calibrate-output-directory": Case(("calibrate", "--output", "{tmp}"), "is a directory"),
@@ -289,10 +292,14 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
 
 def _one_line(outcome: Outcome) -> str:
+    """The one line a refusal prints. A command still at work after a second has logged "started" (a
+    timestamped progress line, the log's channel, where no bar is drawn): the error is the last line and the only
+    other one."""
     assert "Traceback" not in outcome.stderr + outcome.stdout, outcome.stderr
     lines = outcome.stderr.strip().splitlines()
-    assert len(lines) == 1, outcome.stderr
-    return lines[0]
+    said = [line for line in lines if not LOG_LINE.match(line)]
+    assert len(said) == 1 and lines[-1] == said[0], outcome.stderr
+    return said[0]
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +26,8 @@ def _git(*args: str) -> str | None:
         return None
 
 
-_WRITE_ALL = ("import sys, pathlib; from pimmodel.costmodel.compile import write_all; "
-              "write_all(pathlib.Path(sys.argv[1]))")
+_WRITE_ALL = ("import os, sys, pathlib; from pimmodel.costmodel.compile import write_all; "
+              "write_all(pathlib.Path(sys.argv[1]), os.cpu_count() or 1)")
 
 
 class BuildWithCommit(build_py):
@@ -44,18 +45,27 @@ class BuildWithCommit(build_py):
 
     def _generate_models(self) -> None:
         """Ship the generated model source of every configuration (``pimmodel/_compiled/<source hash>/``), made
-        by the copied package itself so its hash is the installed files' hash; a failure only costs the user a
-        local compile, so it warns."""
+        by the copied package itself so its hash is the installed files' hash. An editable install runs the
+        checkout's own files, so it writes them into the checkout (``pimmodel/_compiled/``, ignored by git) and
+        drops the sources of older hashes: the first ``predict`` after ``pip install -e`` starts warm. A failure
+        only costs the user a local compile, so it warns."""
         if self.dry_run:
             return
-        lib = Path(self.build_lib).resolve()
-        target = lib / "pimmodel" / "_compiled"
+        if getattr(self, "editable_mode", False):
+            lib = ROOT
+            target = ROOT / "pimmodel" / "_compiled"
+            if target.is_dir():
+                for old in target.iterdir():
+                    if old.is_dir():
+                        shutil.rmtree(old, ignore_errors=True)
+        else:
+            lib = Path(self.build_lib).resolve()
+            target = lib / "pimmodel" / "_compiled"
         try:
             subprocess.run([sys.executable, "-c", _WRITE_ALL, str(target)], cwd=lib, check=True,
                            timeout=1800, env={**os.environ, "PYTHONPATH": str(lib)})
         except (OSError, subprocess.SubprocessError) as exc:
             print(f"warning: model sources not generated ({exc}); an install compiles them on first use",
                   file=sys.stderr)
-
 
 setup(cmdclass={"build_py": BuildWithCommit})

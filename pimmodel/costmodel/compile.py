@@ -183,13 +183,28 @@ def compiled(optimizer: str, model: str, layout: str, topology: str = "none", ke
     return CompiledModel(key, inputs, outputs, *_load(source))
 
 
-def write_all(target: Path) -> int:
-    """Write every configuration's generated source under ``target/<source hash>/`` (what a wheel ships); returns
-    how many."""
-    from .codegen import configurations, generate
+def _write_one(target: Path, key: tuple[str, str, str, str, str]) -> None:
+    write_source(target / source_key(), key, *generate_source(key))
+
+
+def generate_source(key: tuple[str, str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    from .codegen import generate
+
+    return generate(key)
+
+
+def write_all(target: Path, processes: int = 1) -> int:
+    """Write every configuration's generated source under ``target/<source hash>/`` (what a wheel ships, and what
+    an editable install keeps in the checkout), on ``processes`` processes; returns how many."""
+    from .codegen import configurations
 
     keys = configurations()
-    for key in keys:
-        write_source(target / source_key(), key, *generate(key))
-    return len(keys)
+    if processes <= 1:
+        for key in keys:
+            _write_one(target, key)
+        return len(keys)
+    from concurrent.futures import ProcessPoolExecutor
 
+    with ProcessPoolExecutor(processes) as pool:  # sympy is single-threaded: one configuration per process
+        list(pool.map(_write_one, [target] * len(keys), keys, chunksize=4))
+    return len(keys)

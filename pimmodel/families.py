@@ -39,14 +39,17 @@ def emulated_iterations(points: int, dims: int, clusters: int, hw: HardwareSpec,
     return run.iterations, run.events["updates_busiest_per_point"]
 
 
-def kernel_interval_s(shape: KM.KmeansShape, kernel_s: float) -> dict[str, float]:
+def kernel_interval_s(shape: KM.KmeansShape, kernel_s: float, hw: HardwareSpec) -> dict[str, float] | None:
     """The 95 % interval of the scale issue (``calibration.kernel_interval``) around the run's kernel time: the PrIM
     kernels' leave-one-kernel-out error, widened outside their fitted DPU counts and footprints. Applying the PrIM
-    kernels' error to dpu_kmeans' kernel is an assumption (A): it was measured on other kernels."""
+    kernels' error to dpu_kmeans' kernel is an assumption (A): it was measured on other kernels. None on any
+    machine but the one the residuals were measured on (they say nothing about another)."""
     # lazy import: the residual file is read only for records
     from .calibration.kernel_interval import interval_from, outside_doublings, read_residuals
 
     res = read_residuals()
+    if hw.name != res.hardware:
+        return None
     d = outside_doublings(res, shape.dpus, float(shape.points_per_dpu * shape.dims * KM.FEATURE_BYTES))
     low, high = interval_from(res, kernel_s, d)
     return {"low_s": low, "high_s": high, "half_width": (high - low) / 2 / kernel_s, "outside_doublings": d}
@@ -58,7 +61,7 @@ def kmeans_record(shape: KM.KmeansShape, hw: HardwareSpec, phases: dict[str, flo
     total = sum(per.values())
     run = KM.run_times(phases, iterations)
     run["total"] = n_init * (run["kernel"] + run["inter_core"]) + run["cpu_pim"]
-    interval = kernel_interval_s(shape, run["kernel"]) if hw.name == "upmem-2556" else None
+    interval = kernel_interval_s(shape, run["kernel"], hw)
     return {"workload": "kmeans", "family": family_info("kmeans").label, "hardware": hw.name,
             "points": shape.points, "dims": shape.dims, "clusters": shape.clusters, "dpus": shape.dpus,
             "points_per_dpu": shape.points_per_dpu, "task_points": shape.task_points,

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import SpecError
 from .phases import CPU_PHASES, BaselinePrediction
 from .specs import CpuSpec, assumptions_of
-from .workload import BaselineWorkload
+from .workload import BaselineWorkload, baseline_optimizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +204,7 @@ def steps_per_epoch(w: BaselineWorkload, impl: Implementation) -> tuple[int, int
 def step_phases(w: BaselineWorkload, spec: CpuSpec, impl: Implementation) -> dict[str, float]:
     """Seconds of each phase in one step of one process (ADMM's per-epoch round excluded)."""
     b, p, nnz = w.batch_size, w.processes, w.active_features
-    optimizer = "ga-sgd" if w.optimizer == "sgd" else w.optimizer
+    optimizer = baseline_optimizer(w.optimizer).step_kind
     shard_rows, _ = steps_per_epoch(w, impl)
     dispatch = spec.step_overhead_s(optimizer, w.model)
     dispatch += b * impl.fetch_calls_per_sample[w.layout] * spec.index_op_s
@@ -254,8 +254,9 @@ def predict_cpu(w: BaselineWorkload, spec: CpuSpec) -> BaselinePrediction:
     if w.layout == "sparse" and not impl.supports_sparse:
         raise SpecError(f"CPU spec {spec.name!r} runs the {impl.name} implementation, which has no sparse "
                         "path; predict sparse data with a pytorch-study spec such as amd-epyc-7742-2s")
-    if w.optimizer == "sgd" and w.processes != 1:
-        raise SpecError("optimizer 'sgd' is single-process mini-batch SGD; use ga-sgd for several processes")
+    if baseline_optimizer(w.optimizer).one_device and w.processes != 1:
+        raise SpecError(f"optimizer {w.optimizer!r} is single-process mini-batch SGD; use ga-sgd for several "
+                        "processes")
     if w.processes > spec.cores:
         raise SpecError(f"{w.processes} processes exceed the {spec.cores} cores of {spec.name!r} "
                         "(the model assumes one process per core)")
@@ -264,7 +265,7 @@ def predict_cpu(w: BaselineWorkload, spec: CpuSpec) -> BaselinePrediction:
         raise SpecError(f"a shard of {shard_rows} rows holds no full batch of {w.batch_size}")
     per_step = step_phases(w, spec, impl)
     per_epoch = {phase: steps * per_step[phase] for phase in CPU_PHASES}
-    if w.optimizer == "admm":
+    if baseline_optimizer(w.optimizer).epoch_round:
         for phase, seconds in admm_round_phases(w, spec, impl).items():
             per_epoch[phase] += seconds
     per_epoch["total"] = sum(per_epoch[p] for p in CPU_PHASES)
@@ -345,7 +346,7 @@ def predict_epoch_s(w: BaselineWorkload, spec: CpuSpec) -> float:
     _, steps = steps_per_epoch(w, impl)
     per_step = step_phases(w, spec, impl)
     total = steps * sum(per_step[p] for p in CPU_PHASES)
-    if w.optimizer == "admm":
+    if baseline_optimizer(w.optimizer).epoch_round:
         total += sum(admm_round_phases(w, spec, impl).values())
     return total
 

@@ -23,7 +23,7 @@ import math
 from ..errors import SpecError
 from .phases import BaselinePrediction
 from .specs import GpuSpec, assumptions_of
-from .workload import BaselineWorkload
+from .workload import ONE_DEVICE_OPTIMIZERS, BaselineWorkload
 
 KERNELS_PER_STEP = 13
 """D: CUDA kernels of one step in train_GPU: addmm; BCEWithLogits (~3); its backward and the weight gradient
@@ -60,7 +60,7 @@ def predict_gpu(w: BaselineWorkload, spec: GpuSpec, data_on_gpu: bool = False) -
     """Seconds per epoch of every GPU phase (and stage) for single-GPU mini-batch SGD on ``spec``."""
     if w.processes != 1:
         raise SpecError(f"the GPU baseline runs one process on one GPU, not {w.processes}")
-    if w.optimizer not in ("sgd", "ga-sgd"):
+    if w.optimizer not in ONE_DEVICE_OPTIMIZERS:
         raise SpecError(f"the GPU baseline is single-GPU mini-batch SGD, not {w.optimizer!r}")
     if data_on_gpu and w.dataset_bytes > spec.hbm_bytes:
         raise SpecError(f"the data set ({w.dataset_bytes / 1e9:.1f} GB) does not fit in the GPU's "

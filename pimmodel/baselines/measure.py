@@ -31,7 +31,7 @@ from .probe import MachineProber, kind_of, machine_spec
 from .reference import OPTIMIZERS, study_config
 from .specs import cpu_to_mapping
 from .worker_tasks import low_quantile
-from .workload import BaselineWorkload
+from .workload import BaselineWorkload, baseline_optimizer
 
 Progress = Callable[[str, int, int], None]
 """progress(message, done, total)"""
@@ -119,7 +119,7 @@ def refresh_probe(prober: MachineProber, case: Case) -> None:
         prober.dram(p)
     kind = kind_of(case.optimizer, case.model)
     prober.steps(p, (kind,))
-    if case.optimizer != "admm":
+    if not baseline_optimizer(case.optimizer).epoch_round:  # ADMM's local steps exchange nothing
         prober.exchange(p, kind)
 
 

@@ -28,9 +28,10 @@ import numpy as np
 
 from ..errors import SpecError, unknown
 from ..specs.workload import BASELINE_HINGE_MARGIN
+from .workload import MULTI_PROCESS_OPTIMIZERS, baseline_optimizer
 
 MODELS = ("lr", "svm")
-OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
+OPTIMIZERS = MULTI_PROCESS_OPTIMIZERS
 HINGE_MARGIN = BASELINE_HINGE_MARGIN
 
 
@@ -272,7 +273,7 @@ def run_steps(x: np.ndarray, y: np.ndarray, state: TrainState, config: TrainConf
 
 def finish_epoch(state: TrainState, config: TrainConfig, exchange: Exchange) -> None:
     """What follows the last step of an epoch: ADMM's z and dual update (nothing for MA/GA-SGD)."""
-    if config.optimizer == "admm":
+    if baseline_optimizer(config.optimizer).epoch_round:
         exchange.admm_round(state.wb, config, state.u_minus_z)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from .cpu import predict_cpu
 from .reference import study_config
 from .specs import CpuSpec, load_cpu
-from .workload import BaselineWorkload
+from .workload import MULTI_PROCESS_OPTIMIZERS, BaselineWorkload, baseline_optimizer
 
 CALLS_PER_STEP = {"ma_sgd_lr": 27, "ma_sgd_svm": 32, "ga_sgd_lr": 32, "ga_sgd_svm": 37, "admm_lr": 31,
                   "admm_svm": 36}
@@ -43,7 +43,7 @@ CALLS_PER_STEP = {"ma_sgd_lr": 27, "ma_sgd_svm": 32, "ga_sgd_lr": 32, "ga_sgd_sv
 section: its step costs are these counts x 6 us)."""
 ROWS, FEATURES, EPOCHS, WARMUP = 4096, 64, 3, 1
 SIZES_BYTES = (4, 256, 4096, 65536, 1 << 20)
-OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
+OPTIMIZERS = MULTI_PROCESS_OPTIMIZERS
 MODELS = ("lr", "svm")
 SEED = 2024
 CHUNKS = 15
@@ -140,7 +140,8 @@ def _train(torch: Any, dist: Any, rank: int, world: int, model: str, optimizer: 
 
     loader = torch.utils.data.DataLoader(Rows(), batch_size=cfg.batch_size, shuffle=False)
     net = nn.Linear(FEATURES, 1)
-    admm = optimizer == "admm"
+    averages = baseline_optimizer(optimizer).averages
+    admm = baseline_optimizer(optimizer).epoch_round
     opt = torch.optim.SGD(net.parameters(), lr=2.0 ** -cfg.lr_shift, weight_decay=0.0 if admm else 2.0 ** -cfg.wd_shift)
     u_z = [torch.zeros_like(p) for p in net.parameters()]
 
@@ -161,7 +162,7 @@ def _train(torch: Any, dist: Any, rank: int, world: int, model: str, optimizer: 
         for xb, yb in loader:
             opt.zero_grad()
             loss_of(net(xb), yb).backward()
-            if optimizer == "ga-sgd":
+            if averages == "gradients":
                 bucket = torch.cat([p.grad.reshape(-1) for p in net.parameters()])
                 dist.all_reduce(bucket)
                 bucket /= world
@@ -170,7 +171,7 @@ def _train(torch: Any, dist: Any, rank: int, world: int, model: str, optimizer: 
                     p.grad.copy_(bucket[offset:offset + p.numel()].view_as(p))
                     offset += p.numel()
             opt.step()
-            if optimizer == "ma-sgd":
+            if averages == "models":
                 with torch.no_grad():
                     for p in net.parameters():
                         dist.all_reduce(p.data)

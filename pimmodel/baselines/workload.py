@@ -10,15 +10,73 @@ mini-batch SGD with batch 4,096 on YFCC only.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import SpecError, unknown
 from ..specs import CRITEO, YFCC, Workload
+from ..specs.optimizers import REGISTRY as PIM_OPTIMIZERS
 from ..specs.workload import STUDY_DPUS, STUDY_EPOCHS
 
 MODELS = ("lr", "svm")
-OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm", "sgd")
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineOptimizer:
+    """How a CPU/GPU baseline trains with one optimizer: the one place the baselines read an optimizer's nature
+    (``tests/test_name_branches.py`` refuses a comparison of its name anywhere else)."""
+
+    name: str
+    label: str
+    averages: Literal["gradients", "models", "none"]
+    """what the processes all-reduce after every step (``none``: one process, or ADMM's local steps)."""
+    global_batch: bool
+    """its batch is a global batch split over the processes (GA-SGD; SGD is GA-SGD on one device)."""
+    epoch_round: bool
+    """one consensus round (z and dual update) ends every epoch (ADMM); its local steps exchange nothing."""
+    one_device: bool = False
+    """single-device mini-batch SGD (the study's GPU run): one process, compared with every PIM optimizer."""
+    steps_like: str = ""
+    """the optimizer whose measured step overheads it uses (default: its own name)."""
+
+    @property
+    def step_kind(self) -> str:
+        return self.steps_like or self.name
+
+
+def _from_pim(name: str) -> BaselineOptimizer:
+    """The study optimizer ``name`` as the baselines run it, read off its PIM registry entry."""
+    info = PIM_OPTIMIZERS[name]
+    global_batch = info.batch == "global"
+    epoch_round = info.sync == "epoch"
+    averages: Literal["gradients", "models", "none"] = (
+        "none" if epoch_round else "gradients" if global_batch else "models")
+    return BaselineOptimizer(name, info.label, averages, global_batch, epoch_round)
+
+
+BASELINE_REGISTRY: dict[str, BaselineOptimizer] = {
+    **{name: _from_pim(name) for name, info in PIM_OPTIMIZERS.items() if info.study},
+    "sgd": BaselineOptimizer("sgd", "mini-batch SGD", "none", global_batch=True, epoch_round=False, one_device=True,
+                             steps_like="ga-sgd"),
+}
+BASELINE_OPTIMIZERS = OPTIMIZERS = tuple(BASELINE_REGISTRY)
 """``sgd``: single-device mini-batch SGD (the GPU run); equal to GA-SGD with one process."""
+MULTI_PROCESS_OPTIMIZERS = tuple(n for n, o in BASELINE_REGISTRY.items() if not o.one_device)
+"""the study's CPU optimizers (128 processes)."""
+ONE_DEVICE_OPTIMIZERS = tuple(n for n, o in BASELINE_REGISTRY.items() if o.global_batch)
+"""the optimizers a single device runs as mini-batch SGD (GA-SGD on one process is SGD)."""
+
+
+def optimizer_label(name: str) -> str:
+    """How a table or a figure names ``name``: a PIM optimizer's registry label, or a baseline's."""
+    if name in BASELINE_REGISTRY:
+        return BASELINE_REGISTRY[name].label
+    return PIM_OPTIMIZERS[name].label if name in PIM_OPTIMIZERS else name
+
+
+def baseline_optimizer(name: str) -> BaselineOptimizer:
+    if name not in BASELINE_REGISTRY:
+        raise unknown("optimizer", name, OPTIMIZERS)
+    return BASELINE_REGISTRY[name]
 LAYOUTS = ("dense", "sparse")
 DATASETS = ("yfcc100m-hnfc6", "criteo-1tb")
 
@@ -93,7 +151,7 @@ def study_batch_size(dataset: str, model: str, optimizer: str, device: str) -> i
         return 4096
     if dataset == "criteo-1tb":
         return 2048
-    return 64 if optimizer == "ga-sgd" else 8
+    return 64 if baseline_optimizer(optimizer).global_batch else 8
 
 
 def study_workload(dataset: str, model: str, optimizer: str, device: str = "cpu",
@@ -107,12 +165,12 @@ def study_workload(dataset: str, model: str, optimizer: str, device: str = "cpu"
         if dataset != "yfcc100m-hnfc6":
             raise SpecError("the study ran its GPU baseline on YFCC100M-HNfc6 only (Criteo: CPU and PIM); "
                             "use --device cpu for criteo-1tb")
-        if optimizer not in ("sgd", "ga-sgd"):
+        if optimizer not in ONE_DEVICE_OPTIMIZERS:
             raise SpecError(f"the study's GPU baseline is single-GPU mini-batch SGD, not {optimizer!r}; "
                             "use --optimizer sgd (or ga-sgd)")
         return BaselineWorkload(YFCC_ROWS, YFCC_FEATURES, model, "sgd", 4096, 1, epochs,
                                 name=f"study {dataset} GPU")
-    if optimizer == "sgd":
+    if baseline_optimizer(optimizer).one_device:
         raise SpecError("the study's CPU baseline runs ma-sgd, ga-sgd or admm on 128 processes, not plain sgd")
     batch = study_batch_size(dataset, model, optimizer, device)
     if dataset == "yfcc100m-hnfc6":
@@ -140,7 +198,7 @@ def cpu_workload_of(w: Workload, processes: int = STUDY_CPU_PROCESSES) -> Baseli
     global batch split over the processes (the study: 64 x 128 = 8,192 on YFCC, 2,048 x 128 = 262,144 on
     Criteo)."""
     procs = min(processes, w.train_rows)
-    batch = w.hp.global_batch_size // procs if w.optimizer == "ga-sgd" else w.hp.batch_size
+    batch = w.hp.global_batch_size // procs if baseline_optimizer(w.optimizer).global_batch else w.hp.batch_size
     batch = max(1, min(batch, w.train_rows // procs))
     return BaselineWorkload(model=w.model, optimizer=w.optimizer, batch_size=batch, processes=procs,
                             name=f"{w.dataset.name} CPU", **_same_rows(w))

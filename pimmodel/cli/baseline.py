@@ -8,8 +8,6 @@ import typer
 
 from . import options as O
 
-CPU_OPTIMIZERS = ("ma-sgd", "ga-sgd", "admm")
-
 baseline_app = typer.Typer(help="CPU and GPU baselines of the PIM-Opt study: predict their epochs, and validate "
                                 "the CPU model by real training on this machine.", no_args_is_help=True,
                            rich_markup_mode=None)
@@ -116,15 +114,17 @@ def predict_command(
     MA-SGD and ADMM, 64 per process for GA-SGD (2,048 on Criteo); GPU: batch 4,096). --json prints
     {"points": a list of records, "provenance"}.
     """
+    from ..baselines.workload import MULTI_PROCESS_OPTIMIZERS as CPU_OPTIMIZERS
+    from ..baselines.workload import ONE_DEVICE_OPTIMIZERS, baseline_optimizer
     from ..errors import SpecError, unknown
 
     if device not in ("cpu", "gpu"):
         raise unknown("device", device, ("cpu", "gpu"))
     if device == "gpu":
-        if optimizer not in (None, "sgd", "ga-sgd"):
+        if optimizer is not None and optimizer not in ONE_DEVICE_OPTIMIZERS:
             raise SpecError(f"the study's GPU baseline is single-GPU mini-batch SGD; --optimizer {optimizer} "
                             "applies to --device cpu")
-        optimizers = ["sgd"]
+        optimizers = [o for o in ONE_DEVICE_OPTIMIZERS if baseline_optimizer(o).one_device]
     else:
         if optimizer is not None and optimizer not in CPU_OPTIMIZERS:
             raise unknown("optimizer", optimizer, CPU_OPTIMIZERS)

@@ -172,7 +172,7 @@ def emulate_command(
     blobs (with --points, --dims), iris, wine or a .npy file; --json prints {"emulated", "model", "inertia",
     "iterations", "restarts", "events", "provenance"}.
     """
-    if F.check_workload(workload, ctx) != "linear":
+    if not F.is_study_family(workload, ctx):
         F.emulate_family(workload, dataset, hardware, dpus, points, dims, clusters, n_init, seed, output, json)
         return
     O.check_output(output)

@@ -36,6 +36,14 @@ def _sizes(points: str | None, dims: int | None, clusters: int | None) -> tuple[
     return parse_count(points, "--points"), dims, clusters
 
 
+def is_study_family(workload: str, ctx: typer.Context | None = None) -> bool:
+    """Whether ``workload`` is the study's own family (its optimizers' pipeline runs it; every other family runs
+    through ``predict_family`` / ``emulate_family``), after ``check_workload``'s refusals."""
+    from ..specs.families import family_info
+
+    return family_info(check_workload(workload, ctx)).study
+
+
 def check_workload(workload: str, ctx: typer.Context | None = None) -> str:
     """The family's name; an option given on the command line (or by its environment variable) that this family
     does not read in the running command is refused with one line (``specs.families.refused_options``)."""

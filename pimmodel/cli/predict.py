@@ -109,7 +109,7 @@ def predict_command(
     "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
     records}.
     """
-    if F.check_workload(workload, ctx) != "linear":
+    if not F.is_study_family(workload, ctx):
         F.predict_family(workload, hardware, [dpus], points, dims, clusters, iterations, n_init, output, json)
         return
     O.check_output(output)
@@ -201,7 +201,7 @@ def scale_command(
 
         raise SpecError(f"--dpus {dpus} must be increasing without repeats (speedup and efficiency are relative to "
                         f"the first count); give {','.join(str(c) for c in sorted(set(counts)))}")
-    if F.check_workload(workload, ctx) != "linear":
+    if not F.is_study_family(workload, ctx):
         F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
                          scaling=True)
         return

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import SpecError, unknown
 from ..resources import cache_dir
+from ..specs.optimizers import optimizer_info
 from ..specs.workload import BASELINE_HINGE_MARGIN, STUDY_CLASS_WEIGHTS
 
 PLATFORMS = ("pim", "cpu", "gpu")
@@ -118,7 +119,7 @@ class StandIn:
         one's rows (at least one local batch). A float GA-SGD job on fewer workers (the GPU's one) is split over
         the stand-in's workers: averaging their gradients is the same update as one worker's whole batch."""
         workers, rows, batch = min(self.workers, job.workers), job.rows_per_worker, job.batch_per_worker
-        if job.platform != "pim" and job.optimizer == "ga-sgd" and workers < self.workers:
+        if job.platform != "pim" and optimizer_info(job.optimizer).batch == "global" and workers < self.workers:
             split = self.workers // workers
             while split > 1 and batch % split:
                 split //= 2
@@ -198,11 +199,12 @@ def _emulation(job: TrainingJob, s: StandIn) -> tuple[str, int, str, dict[str, i
 
     workers, rows, batch = s.shape(job)
     shifts = {"learning_rate_shift": job.learning_rate_shift, "reg_shift": job.reg_shift}
-    if job.optimizer == "ga-sgd":
+    info = optimizer_info(job.optimizer)
+    if info.batch == "global":
         hyper = {**shifts, "global_batch_size": batch * workers}
     else:
         hyper = {**shifts, "batch_size": batch}
-        if job.optimizer == "admm":
+        if info.keeps_duals:  # ADMM: its step alpha and the local epochs of each round
             hyper |= {"admm_alpha_shift": job.admm_alpha_shift, "task_epochs": job.task_epochs}
     pim = job.platform == "pim"
     options = Options(
@@ -272,7 +274,8 @@ def _one(job: TrainingJob, stand_in: StandIn, progress: Any = None) -> Curve:
     run = emulate(dataset, workers, job.model, optimizer, hyper, options, progress)
     values = tuple(float(h["test_accuracy" if metric == "accuracy" else "auc"]) for h in run.history)
     kind = "Q31 emulation of the PIM kernels" if job.platform == "pim" else "float64 training (baseline conventions)"
-    note = "; ADMM in PIM's formulation" if job.platform == "cpu" and job.optimizer == "admm" else ""
+    note = (f"; {optimizer_info(job.optimizer).label} in PIM's formulation"
+            if job.platform == "cpu" and optimizer_info(job.optimizer).keeps_duals else "")
     source = f"{kind}: {stand_in.describe(job)}{note}"
     from ..atomic import WriteError, write_text  # lazy like the emulator
 

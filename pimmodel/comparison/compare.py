@@ -68,23 +68,28 @@ class Comparison:
     def accuracy_differences(self) -> list[dict[str, Any]]:
         """PIM's final metric against the CPU's and the GPU's run of each optimizer: the difference of the seeds'
         means and "higher"/"lower" only where it exceeds the seeds' spread, else "within noise"."""
-        out = []
-        for pim in (r for r in self.runs if r.platform == "pim"):
-            for other in (r for r in self.runs if r.platform != "pim" and r.optimizer in (pim.optimizer, "sgd")):
-                out.append({"pim": pim.label, "other": other.label, **difference(pim.curve, other.curve)})
-        return out
+        return [{"pim": pim.label, "other": other.label, **difference(pim.curve, other.curve)}
+                for pim, other in self._pairs()]
+
+    def _pairs(self) -> list[tuple[Run, Run]]:
+        """Each PIM run with the CPU run of its optimizer and the single-device (GPU) run, which every PIM
+        optimizer is compared with."""
+        from ..baselines.workload import baseline_optimizer
+
+        pims = [r for r in self.runs if r.platform == "pim"]
+        return [(pim, other) for pim in pims for other in self.runs if other.platform != "pim"
+                and (other.optimizer == pim.optimizer or baseline_optimizer(other.optimizer).one_device)]
 
     def speedups(self) -> list[dict[str, Any]]:
         """PIM against the CPU (or GPU) run of each optimizer, time to the target first (what a user waits for)
         and per epoch second (with its range where the other run's time rests on a ranged assumption); ``text``
         says which ratio is which."""
         out = []
-        for pim in (r for r in self.runs if r.platform == "pim"):
-            for other in (r for r in self.runs if r.platform != "pim" and r.optimizer in (pim.optimizer, "sgd")):
-                to_target = time_to_target(pim, other, self.target)
-                out.append({"pim": pim.label, "other": other.label, "time_to_target": to_target,
-                            "per_epoch": speedup_range(pim.total_s, other),
-                            "text": f"{to_target['text']}; per epoch {speedup_text(pim.total_s, other)}"})
+        for pim, other in self._pairs():
+            to_target = time_to_target(pim, other, self.target)
+            out.append({"pim": pim.label, "other": other.label, "time_to_target": to_target,
+                        "per_epoch": speedup_range(pim.total_s, other),
+                        "text": f"{to_target['text']}; per epoch {speedup_text(pim.total_s, other)}"})
         return out
 
     def to_record(self) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..baselines.workload import optimizer_label
 from .accuracy import Curve, TrainingJob
 
 PLATFORM_LABELS = {"pim": "PIM", "cpu": "CPU", "gpu": "GPU"}
-OPTIMIZER_LABELS = {"ma-sgd": "MA-SGD", "ga-sgd": "GA-SGD", "admm": "ADMM", "sgd": "mini-batch SGD"}
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Run:
 
     @property
     def label(self) -> str:
-        name = "mini-batch SGD" if self.platform == "gpu" else OPTIMIZER_LABELS.get(self.optimizer, self.optimizer)
+        name = optimizer_label("sgd" if self.platform == "gpu" else self.optimizer)
         return f"{PLATFORM_LABELS[self.platform]} {name}"
 
     @property

@@ -29,10 +29,8 @@ from ..costmodel.registry import expressions
 from ..costmodel.symbols import all_symbols
 from ..kernels.capacity import check as check_capacity
 from ..phases import PHASES, VIEW_SOURCES, in_view, total
-from ..specs import HardwareSpec, Workload
+from ..specs import STUDY_OPTIMIZERS, HardwareSpec, Workload, optimizer_info
 from ..specs.hardware import NUMERIC_FIELDS
-
-OPTIMIZER_LABELS = {"ma-sgd": "MA-SGD", "ga-sgd": "GA-SGD", "admm": "ADMM"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +127,11 @@ def what_if(w: Workload, hw: HardwareSpec, view: str, calibration: CalibrationRe
     for scenario in WHAT_IFS:
         changed = hw.replace(**scenario.changes(hw))
         speedups = {}
-        for opt in OPTIMIZER_LABELS:
+        for opt in STUDY_OPTIMIZERS:
             wo = w.with_(optimizer=opt, hyper=None)
             coefficients = calibration.coefficients_for(wo)
             speedups[opt] = _epoch_s(wo, hw, view, coefficients) / _epoch_s(wo, changed, view, coefficients)
-        parts = [f"{OPTIMIZER_LABELS[o]} {s:.2f}x" for o, s in speedups.items()]
+        parts = [f"{optimizer_info(o).label} {s:.2f}x" for o, s in speedups.items()]
         out.append({"change": scenario.text, "speedup": speedups,
                     "text": f"{scenario.text}: {parts[0]} faster, {', '.join(parts[1:])}"})
     return out

@@ -36,6 +36,8 @@ from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TO
 from ..specs._toml import read_toml
 from ..specs.hardware import FIELD_BY_NAME
 
+AXIS_SCALES = ("linear", "log")
+"""How an axis is sampled: uniformly or uniformly in its logarithm."""
 UNITS: dict[str, float] = {
     "": 1.0, "1": 1.0, "Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9, "s": 1.0, "ms": 1e-3, "us": 1e-6,
     "ns": 1e-9, "B": 1.0, "KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3, "B/s": 1.0, "MB/s": 1e6,
@@ -366,7 +368,7 @@ def _parameter(key: str, raw: Any, origin: str) -> Parameter:
     if not (_number(low) and _number(high) and low < high):
         raise StudyError(f"{where}: needs numbers low < high, got low={low!r} high={high!r}")
     scale = str(raw.get("scale", "linear"))
-    if scale not in ("linear", "log"):
+    if scale not in AXIS_SCALES:
         raise StudyError(f"{where}: scale must be 'linear' or 'log', got {scale!r}")
     kind = str(raw.get("type", "int" if target in (WORKLOAD_FIELD,) or _is_int(target) else "float"))
     if kind not in ("int", "float"):

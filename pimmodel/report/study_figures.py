@@ -47,10 +47,14 @@ def _configuration_line(record: Record) -> str:
     if c.get("gpu"):
         parts.append("GPU: 1 x A100")
     batches = []
-    if c.get("batch_size") and {"ma-sgd", "admm"} & set(c["optimizers"]):
-        batches.append(f"MA-SGD/ADMM b = {c['batch_size']:,} per DPU")
-    if c.get("global_batch_size") and "ga-sgd" in c["optimizers"]:
-        batches.append(f"GA-SGD B = {c['global_batch_size']:,}")
+    kinds = c.get("batch_kinds", {})  # each optimizer's batch: "local" (b per DPU) or "global" (B per round)
+    labels = c.get("labels", OPTIMIZER_NAMES)
+    local = "/".join(labels[o] for o in c["optimizers"] if kinds.get(o) == "local")
+    whole = "/".join(labels[o] for o in c["optimizers"] if kinds.get(o) == "global")
+    if c.get("batch_size") and local:
+        batches.append(f"{local} b = {c['batch_size']:,} per DPU")
+    if c.get("global_batch_size") and whole:
+        batches.append(f"{whole} B = {c['global_batch_size']:,}")
     epochs = f"{c['epochs']} epoch" + ("s" if c["epochs"] > 1 else "")
     return " · ".join(parts + batches + [epochs, f"{c['view']} view"])
 
@@ -300,7 +304,8 @@ def _batch_sweep(record: Record) -> Figure:
         _percent_axis(axes[1][j], [v / 100 for _, _, vs in metric for v in vs] +
                       [v / 100 for sp in spans if sp for lo_hi in sp for v in lo_hi])
         axes[1][j].set_ylabel(f"final {_metric_label(record)}", fontsize=8)
-        kind = "global batch B (rows per round)" if pts[0]["optimizer"] == "ga-sgd" else "batch b per DPU / process"
+        kind = ("global batch B (rows per round)" if record["configuration"]["batch_kinds"][pts[0]["optimizer"]] ==
+                "global" else "batch b per DPU / process")
         axes[1][j].set_xlabel(kind, fontsize=8)
     _legend(legend_ax, axes[:1])
     return fig

@@ -21,7 +21,7 @@ from ..comparison.platforms import cpu_epoch, gpu_epoch
 from ..errors import PimModelError
 from ..kernels.capacity import check
 from ..phases import COMM_PHASES, PHASES
-from ..specs import HardwareSpec, Workload
+from ..specs import HardwareSpec, Workload, optimizer_info
 from . import findings
 from .spec import FOLDER, FigureSpec, folder
 
@@ -265,6 +265,8 @@ def _configuration(spec: FigureSpec, setup: Setup) -> dict[str, Any]:
         "platforms": list(spec.platforms), "hardware": setup.hardware.name,
         "sweeps": [{"model": s.model, "optimizer": s.optimizer, "batch_sizes": list(s.batch_sizes)}
                    for s in spec.sweeps],
+        "batch_kinds": {o: optimizer_info(o).batch for o in (*spec.optimizers, *(s.optimizer for s in spec.sweeps))},
+        "labels": {o: optimizer_info(o).label for o in (*spec.optimizers, *(s.optimizer for s in spec.sweeps))},
     }
     if "cpu" in spec.platforms:
         out["cpu"] = setup.cpu.name

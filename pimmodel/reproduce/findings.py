@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..baselines.workload import optimizer_label as label
 from ..phases import COMM_PHASES
 from ..units import format_seconds
 
-NAMES = {"ma-sgd": "MA-SGD", "ga-sgd": "GA-SGD", "admm": "ADMM", "sgd": "mini-batch SGD"}
 Row = Mapping[str, Any]
 
 
@@ -90,8 +90,8 @@ def _data_movement(record: Mapping[str, Any]) -> list[str]:
         least = ranked[-1]
         if least["host_pim_bytes"] > 0 and len(ranked) > 1:
             more = ", ".join(f"{_times(r['host_pim_bytes'] / least['host_pim_bytes'])} fewer than "
-                             f"{NAMES[r['optimizer']]} ({_gb(r['host_pim_bytes'])})" for r in ranked[:-1])
-            out.append(f"{pre}{NAMES[least['optimizer']]} moves the fewest bytes between host and PIM per epoch "
+                             f"{label(r['optimizer'])} ({_gb(r['host_pim_bytes'])})" for r in ranked[:-1])
+            out.append(f"{pre}{label(least['optimizer'])} moves the fewest bytes between host and PIM per epoch "
                        f"({_gb(least['host_pim_bytes'])}): {more}")
         host = [r["host_pim_bytes_per_s"] for r in rows if r["host_pim_bytes_per_s"]]
         dma = [r["mram_wram_bytes_per_s"] for r in rows if r["mram_wram_bytes_per_s"]]
@@ -102,7 +102,7 @@ def _data_movement(record: Mapping[str, Any]) -> list[str]:
         ratios = [(r, r["mram_wram_bytes"] / r["host_pim_bytes"]) for r in rows if r["host_pim_bytes"] > 0]
         if ratios:
             out.append(f"{pre}per epoch the DPUs move " + ", ".join(
-                f"{_times(k)} ({NAMES[r['optimizer']]})" for r, k in ratios) +
+                f"{_times(k)} ({label(r['optimizer'])})" for r, k in ratios) +
                 " as many bytes between MRAM and WRAM as between host and PIM")
     return out
 
@@ -112,15 +112,15 @@ def _breakdown(record: Mapping[str, Any]) -> list[str]:
     groups = _by_model(record["data"])
     for model, rows in groups.items():
         pre = _prefix(model, len(groups) > 1)
-        shares = ", ".join(f"{_share(r['comm_sync_s'] / r['epoch_s'])} of {NAMES[r['optimizer']]}'s "
+        shares = ", ".join(f"{_share(r['comm_sync_s'] / r['epoch_s'])} of {label(r['optimizer'])}'s "
                            f"{_s(r['epoch_s'])}" for r in rows if r["epoch_s"] > 0)
         out.append(f"{pre}comm./sync. with the parameter server is {shares} per epoch")
         compute_first = [r for r in rows if r["pim_compute_s"] >= r["pim_data_movement_s"]]
         dma_first = [r for r in rows if r["pim_compute_s"] < r["pim_data_movement_s"]]
 
         def ratio_list(group: list[Row], num: str, den: str) -> str:
-            return ", ".join(f"{NAMES[r['optimizer']]} {_times(r[num] / r[den])}" if r[den] > 0 else
-                             NAMES[r["optimizer"]] for r in group)
+            return ", ".join(f"{label(r['optimizer'])} {_times(r[num] / r[den])}" if r[den] > 0 else
+                             label(r["optimizer"]) for r in group)
 
         parts = []
         if compute_first:
@@ -144,7 +144,7 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
         cpu = {r["optimizer"]: r for r in rows if r["platform"] == "cpu"}
         sentence = (f"{pre}the shortest {fastest['epochs']} epochs: {fastest['label']} "
                     f"({_s(fastest['total_s'])})")
-        versus = [f"{NAMES[o]} {_faster_ranged(cpu[o], pim[o]['total_s'])}" for o in pim if o in cpu]
+        versus = [f"{label(o)} {_faster_ranged(cpu[o], pim[o]['total_s'])}" for o in pim if o in cpu]
         if versus:
             sentence += "; PIM against the CPU with the same optimizer: " + ", ".join(versus)
         out.append(sentence)
@@ -157,7 +157,7 @@ def _time_to_accuracy(record: Mapping[str, Any]) -> list[str]:
         low = min(rows, key=lambda r: r["final_metric"])
         out.append(f"{pre}final {metric} (stand-in, mean of the seeds) from {low['final_metric']:.3f} "
                    f"({low['label']}) to {top['final_metric']:.3f} ({top['label']})")
-        verdicts = [f"{NAMES[o]} {_accuracy_verdict(pim[o], cpu[o])}" for o in pim if o in cpu]
+        verdicts = [f"{label(o)} {_accuracy_verdict(pim[o], cpu[o])}" for o in pim if o in cpu]
         if verdicts:
             out.append(f"{pre}PIM's final {metric} against the CPU's (a difference only where the seeds' ranges "
                        "do not overlap): " + ", ".join(verdicts))
@@ -222,16 +222,16 @@ def _scaling(record: Mapping[str, Any]) -> list[str]:
         lo_n, hi_n = min(r["dpus"] for r in rows), max(r["dpus"] for r in rows)
         ends = {o: (min(pts, key=lambda r: r["dpus"]), max(pts, key=lambda r: r["dpus"])) for o, pts in series.items()}
         if weak:
-            growth = ", ".join(f"{NAMES[o]} {_times(hi['total_s'] / lo['total_s'])}" for o, (lo, hi) in ends.items())
+            growth = ", ".join(f"{label(o)} {_times(hi['total_s'] / lo['total_s'])}" for o, (lo, hi) in ends.items())
             out.append(f"{pre}time of {rows[0]['epochs']} epochs at {hi_n:,} against {lo_n:,} DPUs: {growth} (perfect "
                        "weak scaling: 1.00x)")
         else:
-            speedup = ", ".join(f"{NAMES[o]} {_times(lo['total_s'] / hi['total_s'])}" for o, (lo, hi) in ends.items())
+            speedup = ", ".join(f"{label(o)} {_times(lo['total_s'] / hi['total_s'])}" for o, (lo, hi) in ends.items())
             out.append(f"{pre}speedup from {lo_n:,} to {hi_n:,} DPUs: {speedup} (linear: {_times(hi_n / lo_n)})")
-        shares = ", ".join(f"{NAMES[o]} {_share(_comm_share(lo))} -> {_share(_comm_share(hi))}"
+        shares = ", ".join(f"{label(o)} {_share(_comm_share(lo))} -> {_share(_comm_share(hi))}"
                            for o, (lo, hi) in ends.items())
         out.append(f"{pre}host transfers and aggregation as a share of the epoch, {lo_n:,} -> {hi_n:,} DPUs: {shares}")
-        moves = ", ".join(f"{NAMES[o]} {lo['final_metric']:.3f} -> {hi['final_metric']:.3f}"
+        moves = ", ".join(f"{label(o)} {lo['final_metric']:.3f} -> {hi['final_metric']:.3f}"
                           for o, (lo, hi) in ends.items())
         out.append(f"{pre}final {metric} (stand-in), {lo_n:,} -> {hi_n:,} DPUs: {moves}")
     return out

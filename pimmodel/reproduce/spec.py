@@ -60,7 +60,6 @@ _FIGURE_KEYS = {"id", "title", "shows", "kind", "source", "finding", "finding_ba
 _WORKLOAD_KEYS = {"dataset", "models", "optimizers", "dpus", "scaling", "epochs", "view", "batch_size",
                   "global_batch_size", "platforms"}
 _SWEEP_KEYS = {"model", "optimizer", "batch_sizes"}
-OPTIMIZER_NAMES = {"ma-sgd": "MA-SGD", "ga-sgd": "GA-SGD", "admm": "ADMM"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +73,7 @@ class Sweep:
 
     @property
     def label(self) -> str:
-        return f"{self.model.upper()} {OPTIMIZER_NAMES[self.optimizer]}"
+        return f"{self.model.upper()} {optimizer_info(self.optimizer).label}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,10 +313,13 @@ def _check_consistency(spec: FigureSpec, where: str) -> None:
     if spec.kind != "scaling" and len(spec.dpus) != 1:
         raise StudyError(f"{where}: a {spec.kind} figure runs on one DPU count, got {list(spec.dpus)}")
     if spec.kind != "batch-sweep":
-        if spec.batch_size is None and {"ma-sgd", "admm"} & set(spec.optimizers):
-            raise StudyError(f"{where}: batch_size (rows per DPU per local step of MA-SGD and ADMM) is missing")
-        if spec.global_batch_size is None and "ga-sgd" in spec.optimizers:
-            raise StudyError(f"{where}: global_batch_size (GA-SGD's rows per round) is missing")
+        local = [optimizer_info(o).label for o in spec.optimizers if optimizer_info(o).batch == "local"]
+        whole = [optimizer_info(o).label for o in spec.optimizers if optimizer_info(o).batch == "global"]
+        if spec.batch_size is None and local:
+            raise StudyError(f"{where}: batch_size (rows per DPU per local step of {' and '.join(local)}) is "
+                             "missing")
+        if spec.global_batch_size is None and whole:
+            raise StudyError(f"{where}: global_batch_size ({' and '.join(whole)}'s rows per round) is missing")
     for model, optimizer, dpus, batch in spec.points():
         try:
             spec.workload(model, optimizer, dpus, batch)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from ..calibration.result import CalibrationResult
 from ..costmodel import predict
 from ..phases import COMM_PHASES
-from ..specs import DATASETS, HardwareSpec, Workload, study_hyperparams
+from ..specs import DATASETS, HardwareSpec, Workload, optimizer_info, study_hyperparams
 from .cases import Case
 from .data import load
 
@@ -108,7 +108,7 @@ def _scaling(m: PhaseModel, spec: Mapping[str, Any], scaling: str) -> list[Case]
                                       limit, efficiency, 0.0, "below", "",
                                       note=f"speed-up {t[0] / t[1]:.2f}x of {large / small:g}x: not approximately "
                                            "linear"))
-                elif opt == "admm":
+                elif optimizer_info(opt).sync == "epoch":  # ADMM: one host round per epoch
                     cases.append(Case("finding", f"weak scaling flat within {spec['admm_within']:.0%}, {tag}",
                                       "total", t[0], t[1], float(spec["admm_within"]), "within", "s",
                                       note="ADMM communicates far less"))

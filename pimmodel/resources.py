@@ -9,6 +9,8 @@ Environment variables point a folder elsewhere (e.g. a user's own specs).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -30,3 +32,24 @@ def cache_dir(name: str) -> Path:
     ``~/.cache/pimmodel``); deleting it only costs time."""
     base = os.environ.get("PIMMODEL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pimmodel")
     return Path(base) / name
+
+
+SINGLE_THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                            "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
+"""One BLAS / OpenMP thread per worker process: the workers are the parallelism (one per core)."""
+
+
+@contextmanager
+def single_threaded_children() -> Iterator[None]:
+    """Within the block, processes started inherit ``SINGLE_THREAD_ENV``; this process's environment is restored
+    after it (a variable that was unset is unset again)."""
+    saved = {k: os.environ.get(k) for k in SINGLE_THREAD_ENV}
+    os.environ.update(SINGLE_THREAD_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

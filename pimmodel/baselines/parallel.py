@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpecError
+from ..resources import single_threaded_children
 
-SINGLE_THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                            "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
 BARRIER_TIMEOUT_S = 120.0
 RESULT_TIMEOUT_S = 600.0
 
@@ -126,9 +125,7 @@ class Team:
         self._barrier = ctx.Barrier(size, timeout=BARRIER_TIMEOUT_S)
         self._outbox = ctx.Queue()
         self._inboxes = [ctx.Queue() for _ in range(size)]
-        saved = {k: os.environ.get(k) for k in SINGLE_THREAD_ENV}
-        os.environ.update(SINGLE_THREAD_ENV)
-        try:
+        with single_threaded_children():
             self._workers = [ctx.Process(target=_worker_main, daemon=True, name=f"pimmodel-baseline-{rank}",
                                          args=(rank, size, self.block, self._barrier, self._inboxes[rank],
                                                self._outbox))
@@ -141,12 +138,6 @@ class Team:
             finally:
                 if main:
                     signal.signal(signal.SIGINT, previous)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
     def run(self, name: str, processes: int, **kwargs: Any) -> list[Any]:
         if processes not in (1, self.size):

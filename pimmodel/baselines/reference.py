@@ -20,7 +20,6 @@ batch of 8), exactly like PyTorch's eager mode in the study; the probe measures 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -233,42 +232,30 @@ def _batches(rows: int, batch: int) -> range:
     return range(0, rows - batch + 1, batch)
 
 
-def _steps_ma(x: np.ndarray, y: np.ndarray, state: TrainState, config: TrainConfig, exchange: Exchange) -> None:
+def _steps(x: np.ndarray, y: np.ndarray, state: TrainState, config: TrainConfig, exchange: Exchange) -> None:
+    """Every full batch: forward, backward, then what the optimizer does with the step (its registry entry says):
+    GA-SGD averages the gradients before the update, MA-SGD the models after it, ADMM updates its local model
+    against ``u - z`` and exchanges nothing until the epoch's round."""
     b = config.batch_size
+    nature = baseline_optimizer(config.optimizer)
     for start in _batches(x.shape[0], b):
         e = _forward_error(x[start:start + b], y[start:start + b], state, config.model)
         _backward(x[start:start + b], e, state)
+        if nature.epoch_round:
+            _admm_update(state, config, b)
+            continue
+        if nature.averages == "gradients":
+            exchange.average(state.grad)
         _sgd_update(state, config, b)
-        exchange.average(state.wb)
-
-
-def _steps_ga(x: np.ndarray, y: np.ndarray, state: TrainState, config: TrainConfig, exchange: Exchange) -> None:
-    b = config.batch_size
-    for start in _batches(x.shape[0], b):
-        e = _forward_error(x[start:start + b], y[start:start + b], state, config.model)
-        _backward(x[start:start + b], e, state)
-        exchange.average(state.grad)
-        _sgd_update(state, config, b)
-
-
-def _steps_admm(x: np.ndarray, y: np.ndarray, state: TrainState, config: TrainConfig, exchange: Exchange) -> None:
-    b = config.batch_size
-    for start in _batches(x.shape[0], b):
-        e = _forward_error(x[start:start + b], y[start:start + b], state, config.model)
-        _backward(x[start:start + b], e, state)
-        _admm_update(state, config, b)
-
-
-STEP_FUNCTIONS: dict[str, Callable[[np.ndarray, np.ndarray, TrainState, TrainConfig, Exchange], None]] = {
-    "ma-sgd": _steps_ma, "ga-sgd": _steps_ga, "admm": _steps_admm,
-}
+        if nature.averages == "models":
+            exchange.average(state.wb)
 
 
 def run_steps(x: np.ndarray, y: np.ndarray, state: TrainState, config: TrainConfig, exchange: Exchange) -> None:
     """The steps over ``x`` (a whole shard or a slice of it; a trailing partial batch is dropped, so every
     process takes the same number of steps and the exchanges pair up)."""
     with np.errstate(over="ignore"):
-        STEP_FUNCTIONS[config.optimizer](x, y, state, config, exchange)
+        _steps(x, y, state, config, exchange)
 
 
 def finish_epoch(state: TrainState, config: TrainConfig, exchange: Exchange) -> None:

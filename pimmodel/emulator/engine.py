@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import SpecError
+from ..resources import single_threaded_children
 from ..specs import Workload
 from ..specs.optimizers import optimizer_info
 from .config import ENGINE_OPTIONS, ENGINES, Options, TrainConfig
@@ -43,8 +44,6 @@ from .trainers import Progress, RunResult, Weights, _initial, check_config, epoc
 AUTO_MIN_WORK = 2e8
 """``engine="auto"``: processes only for runs of at least this many multiply-accumulates (dense) or sparse slot
 updates per epoch (about a CPU-second: below it the workers' start-up, ~0.5 s each, is not won back)."""
-SINGLE_THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                            "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
 BARRIER_TIMEOUT_S = 3600.0
 POLL_S = 0.2
 
@@ -251,21 +250,13 @@ def _run_processes(shards: Shards, cfg: TrainConfig, b: int, bounds: list[tuple[
             shm = SharedMemory(create=True, size=max(8, rows * width * np.dtype(dtype).itemsize))
             made.append(shm)
             blocks[key] = _Block(shm.name, rows, width, dtype)
-        saved = {k: os.environ.get(k) for k in SINGLE_THREAD_ENV}
-        os.environ.update(SINGLE_THREAD_ENV)
-        try:
+        with single_threaded_children():
             for rank, (lo, hi) in enumerate(bounds):
                 payload = pickle.dumps((shards.part(lo, hi), cfg, b))
                 proc = ctx.Process(target=_worker, args=(rank, bounds, payload, barrier, blocks, outbox),
                                    name=f"pimmodel-dpus-{rank}", daemon=True)
                 proc.start()
                 procs.append(proc)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
         pending: dict[int, list[Any]] = {}
         cpu = [0.0] * workers
         done = 0

@@ -30,13 +30,13 @@ except ModuleNotFoundError as exc:  # the optional extra
 
     raise SpecError("--engine ray needs Ray, an optional extra: pip install 'pimmodel[ray]'") from None
 
+from ..resources import SINGLE_THREAD_ENV
 from .config import Options, TrainConfig
 from .data import Shards
 from .group import Group, split
 from .trainers import Progress, RunResult, _initial, epochs
 
 POLL_S = 0.2
-SINGLE_THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 def tree_sum(parts: list[NDArray[np.int64]]) -> NDArray[np.int64]:

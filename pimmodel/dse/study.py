@@ -283,6 +283,7 @@ def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None 
         shadow = optuna.create_study(directions=spec.directions, sampler=make_sampler(spec, seed))
         stored = store.read_all()
         _add(shadow, stored)
+        best = _best(stored, spec)  # kept up to date batch by batch: the progress line never rescans the study
         if opened is not None:
             opened(study, len(stored))
         tag = f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -294,11 +295,14 @@ def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None 
                     stopped = True
                     break
                 batch = [shadow.ask() for _ in range(min(spec.batch, budget - added))]
-                store.append(_score(evaluator, shadow, batch, tag), stop)
+                scored = _score(evaluator, shadow, batch, tag)
+                store.append(scored, stop)
                 added = store.written
-                _add(shadow, store.read_new())
+                others = store.read_new()
+                _add(shadow, others)
+                best = _best([*scored, *others], spec, best)
                 if progress is not None:
-                    progress(added, _best(shadow, spec))
+                    progress(added, best)
         except KeyboardInterrupt:  # a StopRequest's signal outside a write: every trial written is counted
             stopped = True
             added = store.written  # a signal between two writes of a batch, or after the batch's last one
@@ -345,12 +349,12 @@ def _score(evaluator: Evaluator, shadow: optuna.Study, batch: list[optuna.Trial]
     return frozen
 
 
-def _best(study: optuna.Study, spec: StudySpec) -> float | None:
-    """Best feasible value of the first objective so far (the live value of the progress bar)."""
+def _best(trials: Sequence[FrozenTrial], spec: StudySpec, best: float | None = None) -> float | None:
+    """Best feasible value of the first objective among ``trials`` and ``best`` (the best of the trials seen
+    before): the live value of the progress bar, folded in batch by batch."""
     sign = 1.0 if spec.directions[0] == "minimize" else -1.0
-    best = None
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        if t.values and is_feasible(t):
+    for t in trials:
+        if t.state == TrialState.COMPLETE and t.values and is_feasible(t):
             v = t.values[0]
             if best is None or sign * v < sign * best:
                 best = v

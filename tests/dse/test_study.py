@@ -166,3 +166,16 @@ def test_interrupt_between_two_writes_counts_every_stored_trial(after_writes: in
     assert result.interrupted
     assert result.added == len(stored_trials(small, url)) == seen[-1]
     assert result.added > 0 or after_writes == 1  # the first ask comes before any write
+
+
+def test_the_progress_best_is_the_stored_studys_best_also_when_resumed(small, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The progress line's best value is folded in batch by batch (never a rescan): after a run and after a
+    resumed one it equals the best feasible first objective of everything stored."""
+    url = f"journal://{tmp_path / 's.log'}"
+    sign = 1.0 if small.directions[0] == "minimize" else -1.0
+    for seed in (3, 4):  # the second run resumes the study: its best starts from the stored trials
+        seen: list[float | None] = []
+        run(small, url, trials=30, seed=seed, progress=lambda _done, best: seen.append(best))
+        feasible = [t.values[0] for t in stored_trials(small, url)
+                    if t.state == optuna.trial.TrialState.COMPLETE and is_feasible(t)]
+        assert feasible and seen[-1] == min(feasible, key=lambda v: sign * v)

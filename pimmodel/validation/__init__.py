@@ -71,9 +71,13 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
             cases += consistency_cases(hw, cal)
         elif group == "training":
             # lazy import: the training runs' module loads the K-means equations only when asked for
+            from .simplepim import simplepim_cases
             from .training import kmeans_cases, training_details
 
             more, aims = kmeans_cases(hw)
+            cases += more
+            targets += aims
+            more, aims = simplepim_cases(hw)
             cases += more
             targets += aims
             details["training"] = training_details(hw)

@@ -54,7 +54,7 @@ def test_unexpressed_rows_say_why() -> None:
     sources = {u.source for u in out}
     assert "upmem/scikit-dpu decision tree" in sources
     assert all(u.why for u in out)
-    assert sum(u.rows for u in out if "SimplePIM" in u.source) == 36
+    assert sum(u.rows for u in out if "SimplePIM" in u.source) == 18  # hand-optimized; SimplePIM's own are priced
 
 
 def test_validate_training_json() -> None:

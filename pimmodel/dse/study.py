@@ -16,6 +16,7 @@ and optuna-dashboard read), and the constraint names are a study user attribute.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import itertools
@@ -146,9 +147,14 @@ def stored_form(trial: FrozenTrial) -> FrozenTrial:
                        system_attrs=system, intermediate_values={}, trial_id=0)
 
 
+def population_size(spec: StudySpec) -> int:
+    """NSGA-II's population: one batch (at least 20)."""
+    return max(spec.batch, 20)
+
+
 def make_sampler(spec: StudySpec, seed: int | None) -> optuna.samplers.BaseSampler:
     if spec.sampler == "nsga2":
-        return optuna.samplers.NSGAIISampler(population_size=max(spec.batch, 20), seed=seed)
+        return optuna.samplers.NSGAIISampler(population_size=population_size(spec), seed=seed)
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=spec.batch)
 
 
@@ -280,9 +286,9 @@ def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None 
         evaluator = Evaluator(spec)
         study = open_study(spec, storage_url, resume_anyway, evaluator, provenance)
         store = study.store
-        shadow = optuna.create_study(directions=spec.directions, sampler=make_sampler(spec, seed))
+        shadow = Shadow(spec, seed)
         stored = store.read_all()
-        _add(shadow, stored)
+        shadow.add(stored)
         best = _best(stored, spec)  # kept up to date batch by batch: the progress line never rescans the study
         if opened is not None:
             opened(study, len(stored))
@@ -294,12 +300,12 @@ def run(spec: StudySpec, storage_url: str = DEFAULT_STORAGE, trials: int | None 
                 if stop is not None and stop():
                     stopped = True
                     break
-                batch = [shadow.ask() for _ in range(min(spec.batch, budget - added))]
-                scored = _score(evaluator, shadow, batch, tag)
+                batch = [shadow.study.ask() for _ in range(min(spec.batch, budget - added))]
+                scored = _score(evaluator, shadow.study, batch, tag)
                 store.append(scored, stop)
                 added = store.written
                 others = store.read_new()
-                _add(shadow, others)
+                shadow.add(others)
                 best = _best([*scored, *others], spec, best)
                 if progress is not None:
                     progress(added, best)
@@ -322,14 +328,83 @@ def _record_run(study: OpenedStudy, tag: str, provenance: Mapping[str, Any] | No
             study.study.set_user_attr("provenance", record)
 
 
-def _add(shadow: optuna.Study, trials: Sequence[FrozenTrial]) -> None:
-    """Other writers' trials into the shadow; a parameter whose distribution changed (a study resumed
-    with --resume-anyway) is a one-line error."""
-    try:
-        shadow.add_trials(trials)
-    except ValueError as exc:
-        raise StudyError(f"cannot resume: a stored trial does not fit this study file ({exc}); use a new "
-                         "study name") from None
+SHADOW_POPULATIONS = 10
+"""NSGA-II's shadow is trimmed once it holds this many populations of trials (``Shadow``)."""
+
+
+def _without_user_attrs(trial: FrozenTrial) -> FrozenTrial:
+    if not trial.user_attrs:
+        return trial
+    lean = copy.copy(trial)
+    lean.user_attrs = {}
+    return lean
+
+
+class Shadow:
+    """The sampler's in-memory study. NSGA-II reads only its last generations: the current one, the one
+    before it and its parents (the elite of everything before, which it carries from generation to generation).
+    Once the shadow holds ``SHADOW_POPULATIONS`` populations it is rebuilt from those alone (through the
+    sampler's public ``get_population`` / ``get_parent_population``), so the sampler's per-trial cost stays
+    flat as the study grows, and a resumed study starts from them instead of replaying its whole history. TPE
+    models every trial by design: its shadow keeps them all. Trials enter without their user attributes
+    (samplers read parameters, values, states and system attributes only)."""
+
+    def __init__(self, spec: StudySpec, seed: int | None) -> None:
+        self.spec = spec
+        self.seed = seed
+        self._memory = optuna.storages.InMemoryStorage()
+        self._count = 0
+        self.study = self._new()
+
+    @property
+    def sampler(self) -> optuna.samplers.BaseSampler:
+        return self.study.sampler
+
+    def _new(self) -> optuna.Study:
+        """A new study with a new sampler (a sampler's caches belong to one study), seeded from the run's seed
+        and the rebuild's number, so a seeded run stays reproducible."""
+        seed = None if self.seed is None else self.seed + 7919 * self._count
+        self._count += 1
+        return optuna.create_study(storage=self._memory, study_name=f"shadow-{self._count}",
+                                   directions=self.spec.directions, sampler=make_sampler(self.spec, seed))
+
+    def add(self, trials: Sequence[FrozenTrial]) -> None:
+        """Other writers' (or the stored) trials in; a parameter whose distribution changed (a study resumed
+        with --resume-anyway) is a one-line error."""
+        lean = [_without_user_attrs(t) for t in trials]
+        try:
+            self.study.add_trials(lean)
+        except ValueError as exc:
+            raise StudyError(f"cannot resume: a stored trial does not fit this study file ({exc}); use a new "
+                             "study name") from None
+        self.trim()
+
+    def trim(self) -> None:
+        """Rebuild the study from the trials NSGA-II reads next, once it has grown past its bound."""
+        sampler = self.sampler
+        if not isinstance(sampler, optuna.samplers.NSGAIISampler):
+            return
+        trials = self.study.get_trials(deepcopy=False)
+        if len(trials) < SHADOW_POPULATIONS * population_size(self.spec):
+            return
+        complete = [t for t in trials if t.state == TrialState.COMPLETE]
+        if not complete or any(not t.state.is_finished() for t in trials):
+            return  # between batches every asked trial is told; a pending one waits for the next trim
+        last = max(sampler.get_trial_generation(self.study, t) for t in complete)
+        keep: dict[int, FrozenTrial] = {}
+        for generation in (last - 1, last):
+            if generation >= 0:
+                for t in (*sampler.get_parent_population(self.study, generation),
+                          *sampler.get_population(self.study, generation)):
+                    keep[t.number] = t
+        old = self.study
+        self.study = self._new()
+        self.study.add_trials([keep[n] for n in sorted(keep)])
+        rebuilt = self.sampler
+        assert isinstance(rebuilt, optuna.samplers.NSGAIISampler)
+        for generation in range(1, last + 1):  # the elite chain rebuilt bottom-up: each level cached, no recursion
+            rebuilt.get_parent_population(self.study, generation)
+        optuna.delete_study(study_name=old.study_name, storage=self._memory)
 
 
 def _score(evaluator: Evaluator, shadow: optuna.Study, batch: list[optuna.Trial], tag: str) -> list[FrozenTrial]:

@@ -88,3 +88,31 @@ def test_postgres_4000_trials_4_writers(cluster: pgcluster.Cluster) -> None:
     multiwriter.check_study(url, 4000, records)
     print(f"\ntiny study, PostgreSQL, 4 writers in 2 processes: 4,000 trials in {elapsed:.0f} s "
           f"({4000 / elapsed * 60:,.0f} trials/min), 4,000 distinct numbers")
+
+
+def _per_trial_ms(spec, url: str, trials: int, seed: int, window: tuple[int, int]) -> float:  # type: ignore[no-untyped-def]
+    """Milliseconds per trial (wall) between the ``window`` counts of trials this ``run`` stored."""
+    marks: dict[int, float] = {}
+    run(spec, url, trials=trials, seed=seed, progress=lambda done, _best: marks.setdefault(done, time.perf_counter()))
+    lo = min(k for k in marks if k >= window[0])
+    hi = max(k for k in marks if k <= window[1])
+    return (marks[hi] - marks[lo]) / (hi - lo) * 1e3
+
+
+@pytest.mark.parametrize("bounded", [True, False], ids=["trimmed-shadow", "whole-history-reference"])
+def test_per_trial_cost_stays_flat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bounded: bool) -> None:
+    """Issue 29 item 3: at 20k trials no more than 1.25x the per-trial cost at 2k, in one process and resumed.
+    The reference keeps NSGA-II's whole history in the shadow (the build before the trimmed shadow)."""
+    import pimmodel.dse.study as study_module
+
+    if not bounded:
+        monkeypatch.setattr(study_module, "SHADOW_POPULATIONS", 10**9)
+    spec = load_study(STUDY)
+    url = f"journal://{tmp_path / 'flat.log'}"
+    early = _per_trial_ms(spec, url, 2000, 1, (1000, 2000))
+    run(spec, url, trials=16000, seed=2)
+    resumed = _per_trial_ms(spec, url, 2000, 3, (1000, 2000))  # the run's own count: trials 19,000-20,000
+    ratio = resumed / early
+    print(f"\nscalable-pim, {'trimmed shadow' if bounded else 'whole history (reference)'}: {early:.2f} ms/trial at "
+          f"1-2k, {resumed:.2f} ms/trial at 19-20k resumed: {ratio:.2f}x (target <= 1.25)")
+    assert len(stored_trials(spec, url)) == 20000

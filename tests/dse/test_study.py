@@ -175,7 +175,34 @@ def test_the_progress_best_is_the_stored_studys_best_also_when_resumed(small, tm
     sign = 1.0 if small.directions[0] == "minimize" else -1.0
     for seed in (3, 4):  # the second run resumes the study: its best starts from the stored trials
         seen: list[float | None] = []
-        run(small, url, trials=30, seed=seed, progress=lambda _done, best: seen.append(best))
+        run(small, url, trials=30, seed=seed, progress=lambda _done, best, seen=seen: seen.append(best))
         feasible = [t.values[0] for t in stored_trials(small, url)
                     if t.state == optuna.trial.TrialState.COMPLETE and is_feasible(t)]
         assert feasible and seen[-1] == min(feasible, key=lambda v: sign * v)
+
+
+def test_the_shadow_is_trimmed_to_nsga2s_last_generations_and_keeps_learning(small, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                              monkeypatch) -> None:
+    """Past SHADOW_POPULATIONS populations the sampler's shadow is rebuilt from NSGA-II's last two generations
+    and their parents; the run stays seeded-reproducible and the sampler still breeds from the elite (later
+    generations improve on the first's best time)."""
+    import pimmodel.dse.study as study_module
+
+    monkeypatch.setattr(study_module, "SHADOW_POPULATIONS", 3)
+    sizes: list[int] = []
+    real_trim = study_module.Shadow.trim
+
+    def trim(self) -> None:  # type: ignore[no-untyped-def]
+        real_trim(self)
+        sizes.append(len(self.study.get_trials(deepcopy=False)))
+
+    monkeypatch.setattr(study_module.Shadow, "trim", trim)
+    a, b = (f"journal://{tmp_path / name}" for name in ("a.log", "b.log"))
+    run(small, a, trials=200, seed=5)
+    population = study_module.population_size(small)
+    assert max(sizes) < 3 * population + small.batch  # bounded: trimmed before it holds 3 populations and a batch
+    assert min(sizes[3:]) >= population  # never below the generations NSGA-II reads
+    run(small, b, trials=200, seed=5)
+    assert _signature(stored_trials(small, a)) == _signature(stored_trials(small, b))
+    times = [t.values[0] for t in stored_trials(small, a) if is_feasible(t) and t.values]
+    assert min(times[-population:]) <= min(times[:population])

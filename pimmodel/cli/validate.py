@@ -13,8 +13,9 @@ from . import options as O
 Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups (reported in this order): hardware "
                                      "(real UPMEM PrIM kernel and transfer times), published (PrIM microbenchmarks), "
                                      "emulator (alias consistency: model vs emulator), finding (the study's "
-                                     "findings), training (real UPMEM training runs, e.g. dpu_kmeans; not in "
-                                     "the default).")]
+                                     "findings), training (real UPMEM training runs: dpu_kmeans, SimplePIM; not "
+                                     "in the default), whatif (measured host-path changes, changed / baseline "
+                                     "ratios; not in the default).")]
 
 
 def validate_command(

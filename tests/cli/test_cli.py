@@ -125,3 +125,10 @@ def test_malformed_and_unknown_toml_keys(tmp_path: Path) -> None:
     bad.write_text("name = [\n")
     p = run("predict", "--hardware", str(bad))
     assert p.returncode == 2 and "not valid TOML" in p.stderr
+
+
+def test_validate_help_names_every_group() -> None:
+    from pimmodel.validation.cases import GROUPS
+
+    out = " ".join(cli("validate", "--help", env={"COLUMNS": "200"}).stdout.split())
+    assert all(g in out for g in GROUPS), [g for g in GROUPS if g not in out]

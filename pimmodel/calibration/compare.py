@@ -7,17 +7,24 @@ compute (``mram_wram_dma_exposed``) is kept too, for the hold-out comparison of 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..atomic import WriteError, write_text
 from ..emulator.config import Options, train_config
 from ..emulator.timing import raw_seconds
 from ..emulator.trace import merge
 from ..emulator.trainers import train
 from ..phases import EXPOSED_DMA, PHASES
+from ..resources import cache_dir
 from ..specs import HardwareSpec
 from .design import DesignPoint, EmulatorSettings, shards
 from .observations import MIN_SHARE, Observation, model_phases, relative_errors
@@ -49,6 +56,42 @@ def emulate(point: DesignPoint, hw: HardwareSpec, settings: EmulatorSettings = E
     stats = {**_trace_stats(trace, point), "density": point.density if point.layout == "dense"
              else 39 / point.features}
     return Observation(point.workload(), reference, point.name, stats)
+
+
+_EMULATOR_SOURCES = ("emulator/*.py", "kernels/*.py", "primitives.py", "phases.py", "specs/*.py",
+                     "calibration/design.py", "calibration/compare.py")
+"""Every source file whose change can change an emulation's phases (globs relative to the package)."""
+
+
+@lru_cache(maxsize=1)
+def emulator_source_key() -> str:
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for pattern in _EMULATOR_SOURCES:
+        for path in sorted(root.glob(pattern)):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
+def emulate_cached(point: DesignPoint, hw: HardwareSpec, settings: EmulatorSettings = EmulatorSettings()
+                   ) -> Observation:
+    """``emulate``, its result kept on disk (``cache_dir("emulations")``) under a key of the emulator's source
+    files, the point, the hardware's numbers and the settings: an unchanged emulator is never re-run on the same
+    point (``pimmodel validate``'s consistency group), a changed one always is. Deleting the cache costs time."""
+    key = json.dumps([emulator_source_key(), asdict(point), hw.name, sorted(hw.numeric().items()),
+                      asdict(settings)], sort_keys=True, default=str)
+    path = cache_dir("emulations") / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        return Observation(point.workload(), stored["reference_s"], point.name, stored["stats"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    ob = emulate(point, hw, settings)
+    with contextlib.suppress(OSError, WriteError):  # a read-only cache only costs time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps({"reference_s": dict(ob.reference_s), "stats": dict(ob.stats)}))
+    return ob
 
 
 def observe(points: Sequence[DesignPoint], hw: HardwareSpec, settings: EmulatorSettings = EmulatorSettings(),

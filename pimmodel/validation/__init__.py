@@ -47,9 +47,9 @@ __all__ = ["DEFAULT_GROUPS", "GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "
 
 
 def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
-             calibration: CalibrationResult | None = None) -> ValidationReport:
+             calibration: CalibrationResult | None = None, cached: bool = False) -> ValidationReport:
     """Run the selected groups (ids or aliases; reported in ``GROUPS`` order) with ``calibration`` (None: the
-    shipped one)."""
+    shipped one); ``cached``: the consistency group reads emulations of unchanged emulator sources from disk."""
     cal = calibration if calibration is not None else load_calibration(None)
     selected = ordered(list(groups))
     cases: list[Case] = []
@@ -68,7 +68,7 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
         elif group == "published":
             cases += published_cases(hw)
         elif group == "emulator":
-            cases += consistency_cases(hw, cal)
+            cases += consistency_cases(hw, cal, cached=cached)
         elif group == "training":
             # lazy import: the training runs' module loads the K-means equations only when asked for
             from .simplepim import simplepim_cases

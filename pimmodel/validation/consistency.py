@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..calibration.compare import emulate
+from ..calibration.compare import emulate, emulate_cached
 from ..calibration.design import DesignPoint, EmulatorSettings
 from ..calibration.observations import MIN_SHARE, model_phases
 from ..calibration.result import CalibrationResult
@@ -28,12 +28,14 @@ def holdout_points() -> list[DesignPoint]:
 
 
 def consistency_cases(hw: HardwareSpec, calibration: CalibrationResult,
-                      points: Sequence[DesignPoint] | None = None) -> list[Case]:
-    """Cost model vs emulator on the hold-out points (runs the emulator; ``points``: a subset)."""
+                      points: Sequence[DesignPoint] | None = None, cached: bool = False) -> list[Case]:
+    """Cost model vs emulator on the hold-out points (runs the emulator; ``points``: a subset; ``cached``: an
+    emulation of the same emulator sources, point and hardware is read from disk, ``emulate_cached``)."""
     settings = EmulatorSettings()
+    run = emulate_cached if cached else emulate
     cases = []
     for point in holdout_points() if points is None else points:
-        ob = emulate(point, hw, settings)
+        ob = run(point, hw, settings)
         pred = model_phases([ob], hw.numeric(), calibration.fitted_for, outputs=(*PHASES, EXPOSED_DMA))[0]
         breakdown_total = sum(ob.reference_s[p] for p in PHASES)
         wall_total = total(in_view(ob.reference_s, "wall"))

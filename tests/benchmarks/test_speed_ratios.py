@@ -1,4 +1,6 @@
-"""Issue 24's ratios, all from one run (on demand: python -m pytest tests/benchmarks/test_speed_ratios.py -s).
+"""Issue 24's and 29's ratios, all from one run (on demand: python -m pytest tests/benchmarks/test_speed_ratios.py -s;
+issue 29's: ``-k "vectorized or single_prediction"``: points/s per preset against the older build, one design
+point's latency against the plain printing of the terms).
 
 Every ratio is measured in paired, interleaved runs (A, B, A, B, ...; the median of each side), so a machine
 loaded by other work slows both sides alike. Printed, not asserted beyond sanity: on a shared machine a timing
@@ -93,53 +95,123 @@ def test_single_prediction_against_the_compiled_call() -> None:
     model = comp.compiled("ma-sgd", "lr", "dense", "none", "study")
     values = {**hw.numeric(), **load_calibration().coefficients_for(w), **workload_inputs(w)}
     args = [float(values[n]) for n in model.inputs]
+    plain_vector, plain_scalar = comp._load(codegen.generate(model.key, optimize=False)[2])
     n = 3000
-    api_s, scalar_s, vector_s = [], [], []
+    api_s, scalar_s, vector_s, plain_s, plain_v = [], [], [], [], []
     for _ in range(7):  # interleaved
         api_s.append(_best_per_call(lambda: predict(w, hw), n))
         scalar_s.append(_best_per_call(lambda: model.scalar_function(*args), n))
         vector_s.append(_best_per_call(lambda: model.function(*args), n // 3))
-    a, s, v = (statistics.median(x) for x in (api_s, scalar_s, vector_s))
+        plain_s.append(_best_per_call(lambda: plain_scalar(*args), n))
+        plain_v.append(_best_per_call(lambda: plain_vector(*args), n // 3))
+    a, s, v, ps, pv = (statistics.median(x) for x in (api_s, scalar_s, vector_s, plain_s, plain_v))
     print(f"\npimmodel.predict(w, hw) {a * 1e6:.1f} us; the compiled scalar function {s * 1e6:.1f} us "
           f"(ratio {a / s:.2f}, target <= 2); the numpy function on scalars {v * 1e6:.1f} us "
-          f"(predict / numpy function {a / v:.2f})")
+          f"(predict / numpy function {a / v:.2f}); the plain printing (before issue 29): scalar function "
+          f"{ps * 1e6:.1f} us, numpy function on scalars {pv * 1e6:.1f} us")
     assert a > s
 
 
-def test_vectorized_throughput_against_the_expanded_lambdify() -> None:
-    """The generated numpy function against the previous build (sympy's lambdify of the expanded expressions,
-    cse=True), on the same 1,000,000 design points; numbers agree to rounding."""
+PRESETS = {"YFCC": (YFCC, ("ma-sgd", "lr", "dense", "none", "study")),
+           "Criteo": (CRITEO, ("ga-sgd", "svm", "sparse", "none", "study"))}
+
+
+def _batch(preset: str, n: int) -> tuple[comp.CompiledModel, dict[str, object]]:
+    """A preset's configuration on upmem-2556 with five hardware fields drawn for ``n`` design points."""
+    dataset, key = PRESETS[preset]
+    hw = load_hardware("upmem-2556")
+    w = Workload(dataset, key[1], key[0], 2048)
+    rng = np.random.default_rng(0)
+    values = {**hw.numeric(), **load_calibration().coefficients_for(w), **workload_inputs(w),
+              "dpu_clock_hz": rng.uniform(200e6, 800e6, n), "push_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
+              "pull_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
+              "dma_read_latency_cycles": rng.uniform(20, 200, n), "launch_overhead_s": rng.uniform(1e-5, 1e-3, n)}
+    return comp.compiled(*key), values
+
+
+def _older_build(key: tuple[str, str, str, str, str], outputs: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """The build of 2026-11-30 (compile.py before 60dd5c9): sympy's lambdify of the expanded expressions, cse=True,
+    called as its CompiledModel called it (one call, outputs broadcast)."""
     import sympy
 
     from pimmodel.costmodel.registry import expressions
     from pimmodel.costmodel.symbols import all_symbols
 
-    hw = load_hardware("upmem-2556")
-    w = Workload(CRITEO, "svm", "ga-sgd", 2048)
-    key = ("ga-sgd", "svm", "sparse", "none", "study")
-    model = comp.compiled(*key)
     exprs = expressions(*key)
-    old = sympy.lambdify(list(all_symbols().values()), [exprs[o] for o in model.outputs],
-                         modules=[{"reduce": functools.reduce}, "numpy"], cse=True)
-    rng = np.random.default_rng(0)
-    n = 1_000_000
-    values = {**hw.numeric(), **load_calibration().coefficients_for(w), **workload_inputs(w),
-              "dpu_clock_hz": rng.uniform(200e6, 800e6, n), "push_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
-              "pull_bytes_per_s_per_rank": rng.uniform(1e9, 50e9, n),
-              "dma_read_latency_cycles": rng.uniform(20, 200, n), "launch_overhead_s": rng.uniform(1e-5, 1e-3, n)}
-    args = [values[name] for name in model.inputs]
-    new_out, old_out = model.function(*args), old(*args)
-    for a, b in zip(new_out, old_out, strict=True):
-        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-12, atol=0)
+    symbols = all_symbols()
+    function = sympy.lambdify(list(symbols.values()), [exprs[o] for o in outputs],
+                              modules=[{"reduce": functools.reduce}, "numpy"], cse=True, docstring_limit=0)
+
+    def call(values):  # type: ignore[no-untyped-def]
+        args = [values[name] for name in symbols]
+        shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+        return {name: np.broadcast_to(np.asarray(r, dtype=float), shape) for name, r in
+                zip(outputs, function(*args), strict=True)}
+
+    return call
+
+
+def _plain_source(key: tuple[str, str, str, str, str]):  # type: ignore[no-untyped-def]
+    """The generated numpy function as printed before issue 29 (every term as it stands, no shared
+    subexpressions), called in one piece."""
+    inputs, _, source = codegen.generate(key, optimize=False)
+    vector, _ = comp._load(source)
+    return lambda values: vector(*(values[name] for name in inputs))
+
+
+def _calls(source: str) -> dict[str, int]:
+    import re
+
+    body = source.split("def scalar")[0]
+    return {f: len(re.findall(rf"\b{f}\(", body)) for f in ("minimum", "maximum", "ceil", "floor", "heaviside")}
+
+
+def test_vectorized_throughput_against_the_older_build() -> None:
+    """Per preset, 1,000,000 design points through ``CompiledModel.__call__`` (what evaluate, the DSE and scale
+    call) against the older build (expanded lambdify) and the plain printing of the terms, interleaved in one run;
+    every output agrees with the older build to rounding and with the plain printing exactly."""
+    for preset in PRESETS:
+        _throughput(preset, 1_000_000)
+
+
+def _throughput(preset: str, n: int) -> None:
+    key = PRESETS[preset][1]
+    model, values = _batch(preset, n)
+    older, plain = _older_build(key, model.outputs), _plain_source(key)
+    new_out, old_out, plain_out = model(values), older(values), plain(values)
+    raw_out = model.function(*(values[name] for name in model.inputs))
+    for i, name in enumerate(model.outputs):
+        np.testing.assert_allclose(new_out[name], old_out[name], rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(new_out[name], np.broadcast_to(np.asarray(plain_out[i], dtype=float),
+                                                                      new_out[name].shape))
+        np.testing.assert_array_equal(new_out[name], np.broadcast_to(np.asarray(raw_out[i], dtype=float),
+                                                                      new_out[name].shape))
 
     def t(f) -> float:  # type: ignore[no-untyped-def]
         start = time.perf_counter()
-        f(*args)
+        f(values)
         return time.perf_counter() - start
 
-    new_s, old_s = _paired(lambda: t(model.function), lambda: t(old), 5)
-    print(f"\nvectorized {n:,} points: generated {n / new_s / 1e6:.1f} M points/s, expanded lambdify "
-          f"{n / old_s / 1e6:.1f} M points/s (ratio {old_s / new_s:.2f}, target >= 1)")
+    def unblocked(v) -> object:  # type: ignore[no-untyped-def]
+        return model.function(*(v[name] for name in model.inputs))
+
+    times = {"generated": [], "one call": [], "older": [], "plain": []}
+    for _ in range(7):  # interleaved: a loaded machine slows every side alike
+        times["generated"].append(t(model))
+        times["older"].append(t(older))
+        times["one call"].append(t(unblocked))
+        times["plain"].append(t(plain))
+    m = {k: statistics.median(v) for k, v in times.items()}
+    rate = {k: n / s / 1e6 for k, s in m.items()}
+    print(f"\n{preset} ({'/'.join(key)}), {n:,} points: generated {rate['generated']:.1f} M points/s, "
+          f"older build (expanded lambdify) {rate['older']:.1f} M/s: ratio {m['older'] / m['generated']:.2f} "
+          f"(target >= 1; goal >= 10 M/s); the generated function in one call (no blocks) "
+          f"{rate['one call']:.1f} M/s (ratio {m['older'] / m['one call']:.2f}); the plain printing "
+          f"{rate['plain']:.1f} M/s (ratio {m['older'] / m['plain']:.2f})")
+    _, _, plain_source = codegen.generate(key, optimize=False)
+    print(f"  numpy calls in the generated function: {_calls(codegen.generate(key)[2])}, plain printing "
+          f"{_calls(plain_source)}")
+    assert all(v > 0 for v in m.values())
 
 
 def test_validate_time() -> None:

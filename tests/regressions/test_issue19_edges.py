@@ -42,6 +42,7 @@ def test_a_damaged_compiled_cache_entry_is_rebuilt_with_one_notice(damage: str, 
     from pimmodel.costmodel import compile as C
 
     monkeypatch.setenv("PIMMODEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(C, "SHIPPED", tmp_path / "nothing-shipped")  # an install's shipped source would be used first
     C.compiled.cache_clear()
     try:
         first = C.compiled("ma-sgd", "lr", "dense")

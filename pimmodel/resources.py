@@ -8,6 +8,7 @@ Environment variables point a folder elsewhere (e.g. a user's own specs).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,3 +54,15 @@ def single_threaded_children() -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def source_digest(patterns: tuple[str, ...]) -> str:
+    """A 16-hex-digit hash of the package's source files matching ``patterns`` (globs relative to the package;
+    names and contents, line endings normalized): the key of a cache whose entries those files decide."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for pattern in patterns:
+        for path in sorted(root.glob(pattern)):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]

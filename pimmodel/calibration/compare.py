@@ -13,7 +13,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from ..emulator.timing import raw_seconds
 from ..emulator.trace import merge
 from ..emulator.trainers import train
 from ..phases import EXPOSED_DMA, PHASES
-from ..resources import cache_dir
+from ..resources import cache_dir, source_digest
 from ..specs import HardwareSpec
 from .design import DesignPoint, EmulatorSettings, shards
 from .observations import MIN_SHARE, Observation, model_phases, relative_errors
@@ -65,13 +64,7 @@ _EMULATOR_SOURCES = ("emulator/*.py", "kernels/*.py", "primitives.py", "phases.p
 
 @lru_cache(maxsize=1)
 def emulator_source_key() -> str:
-    root = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for pattern in _EMULATOR_SOURCES:
-        for path in sorted(root.glob(pattern)):
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
-    return digest.hexdigest()[:16]
+    return source_digest(_EMULATOR_SOURCES)
 
 
 def emulate_cached(point: DesignPoint, hw: HardwareSpec, settings: EmulatorSettings = EmulatorSettings()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..resources import cache_dir
+from ..resources import cache_dir, source_digest
 
 log = logging.getLogger(__name__)
 
@@ -119,13 +119,7 @@ def _output_index(outputs: tuple[str, ...]) -> dict[str, int]:
 @lru_cache(maxsize=1)
 def source_key() -> str:
     """The hash of the model's source files that keys every generated source."""
-    root = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for pattern in _MODEL_SOURCES:
-        for path in sorted(root.glob(pattern)):
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
-    return digest.hexdigest()[:16]
+    return source_digest(_MODEL_SOURCES)
 
 
 _source_key = source_key  # the name an older caller knows

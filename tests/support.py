@@ -157,3 +157,15 @@ def train_config(model: str = "lr", optimizer: str = "ma-sgd", **fields: Any) ->
         alpha_shift=4, task_epochs=1, sync_every=1, epochs=1, tasklets=16, kernels="study",
         dma_max_bytes=hw.dma_max_bytes, link_topology=hw.link_topology, dpus_per_rank=hw.dpus_per_rank)
     return TrainConfig(**{**values, **fields})
+
+
+def model_inputs(**workload: float) -> dict[str, float]:
+    """Every input of a compiled cost model at one design point: upmem-2556's numbers, the default coefficients
+    and the workload symbols ``workload`` gives (dpus, tasklets, rows_per_dpu, local_batch, sync_every,
+    torus_rows; the dense study shape for the rest)."""
+    from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
+    from pimmodel.specs import load_hardware
+
+    shape = {"features": 4096.0, "nonzeros": 40.0, "bytes_per_value": 4.0, "bias_slot": 1.0, "local_epochs": 1.0}
+    base = {**load_hardware("upmem-2556").numeric(), **COEFFICIENT_DEFAULTS, **shape, **workload}
+    return {k: float(v) for k, v in base.items()}

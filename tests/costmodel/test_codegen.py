@@ -5,21 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import model_inputs
 
 from pimmodel.costmodel import codegen
 from pimmodel.costmodel import compile as comp
-from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
-from pimmodel.specs import load_hardware
 
 KEY = ("ga-sgd", "svm", "sparse", "none", "study")
 
 
 def _values() -> dict[str, float]:
-    hw = load_hardware("upmem-2556")
-    base = {**hw.numeric(), **COEFFICIENT_DEFAULTS, "dpus": 256.0, "tasklets": 16.0, "rows_per_dpu": 4000.0,
-            "local_batch": 64.0, "features": 4096.0, "nonzeros": 40.0, "bytes_per_value": 4.0, "bias_slot": 1.0,
-            "local_epochs": 1.0, "sync_every": 1.0, "torus_rows": 16.0}
-    return {k: float(v) for k, v in base.items()}
+    return model_inputs(dpus=256, tasklets=16, rows_per_dpu=4000, local_batch=64, sync_every=1, torus_rows=16)
 
 
 def test_a_shipped_source_is_used_without_generating(tmp_path, monkeypatch) -> None:

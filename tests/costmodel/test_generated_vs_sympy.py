@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import model_inputs
 
 from pimmodel.costmodel import codegen
 from pimmodel.costmodel import compile as comp
-from pimmodel.costmodel.coefficients import COEFFICIENT_DEFAULTS
-from pimmodel.specs import load_hardware
 
 KEYS = [("ma-sgd", "lr", "dense", "none", "study"), ("ga-sgd", "svm", "sparse", "none", "study"),
         ("admm", "svm", "sparse", "none", "corrected"), ("ma-sgd", "lr", "sparse", "ring", "study")]
@@ -54,11 +53,7 @@ def _reference(key: tuple[str, str, str, str, str]) -> tuple[tuple[str, ...], Ca
 
 
 def _base() -> dict[str, float]:
-    hw = load_hardware("upmem-2556")
-    base = {**hw.numeric(), **COEFFICIENT_DEFAULTS, "dpus": 2048.0, "tasklets": 16.0, "rows_per_dpu": 1000.0,
-            "local_batch": 32.0, "features": 4096.0, "nonzeros": 40.0, "bytes_per_value": 4.0, "bias_slot": 1.0,
-            "local_epochs": 1.0, "sync_every": 4.0, "torus_rows": 32.0}
-    return {k: float(v) for k, v in base.items()}
+    return model_inputs(dpus=2048, tasklets=16, rows_per_dpu=1000, local_batch=32, sync_every=4, torus_rows=32)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -55,17 +55,18 @@ def calibrate_command(
             result = calibrate(points, hw, settings, bootstrap, seed,
                                label=f"{output.name} ({design} design, seed {seed})", progress=advance)
         result.write(output)
-    record = {"output": str(output), **result.to_json()}
-    record["provenance"] = {**record.get("provenance", {}), **O.provenance(hw, output, seed)}
-    record.pop("design")
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.json import emit
+        # still inside: a Ctrl-C while the result prints says the new file was written, as it was
+        record = {"output": str(output), **result.to_json()}
+        record["provenance"] = {**record.get("provenance", {}), **O.provenance(hw, output, seed)}
+        record.pop("design")
+        if json:
+            # lazy imports keep the CLI's cold start fast
+            from ..report.json import emit
 
-        emit(record)
-        return
-    _print(record)
-    typer.echo(f"calibration written to {output}", err=True)
+            emit(record)
+            return
+        _print(record)
+        typer.echo(f"calibration written to {output}", err=True)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

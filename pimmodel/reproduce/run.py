@@ -98,7 +98,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     # before 3.14 the executor has no public way to stop running work; its process table is the only handle
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
+    # waited for: the executor's manager thread sees its processes gone and ends here, not in the interpreter's
+    # exit hook, which would write to its closed wake-up pipe ("Exception ignored ... Bad file descriptor")
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def train(tasks: Sequence[CurveTask], workers: int = DEFAULT_WORKERS, step: Step | None = None

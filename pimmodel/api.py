@@ -31,7 +31,7 @@ from .calibration.result import DEFAULTS_NAME, SHIPPED_PATH, CalibrationResult, 
 from .costmodel import Prediction
 from .costmodel import predict as _predict
 from .errors import ArgumentError, check_type
-from .specs import DEFAULT_HARDWARE, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
+from .specs import DEFAULT_HARDWARE, SPEC_TYPES, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
 from .version import environment
 
 HardwareLike = HardwareSpec | str | Path
@@ -42,9 +42,9 @@ HASH_DIGITS = 12
 
 def hardware_of(hardware: HardwareLike) -> HardwareSpec:
     """A hardware spec from a spec, a shipped name or a TOML file."""
-    check_type("hardware", "hardware", hardware, (HardwareSpec, str, Path),
+    check_type("hardware", "hardware", hardware, (*SPEC_TYPES, str, Path),
                "a HardwareSpec, a shipped hardware name or a TOML file path")
-    return hardware if isinstance(hardware, HardwareSpec) else load_hardware(str(hardware))
+    return load_hardware(str(hardware)) if isinstance(hardware, str | Path) else hardware
 
 
 def predict(workload: Workload, hardware: HardwareLike = DEFAULT_HARDWARE, view: str = "wall",

@@ -25,6 +25,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     from ..calibration.result import load_calibration
     from ..calibration.transfers import epoch_interval
     from ..errors import CapacityError
+    from ..specs.architectures import architecture_of
 
     hw = O.hardware(hw_name)
     ds = O.dataset_from_options(dataset, *custom)
@@ -42,7 +43,10 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
                 records.append({"optimizer": optimizer, "dpus": n, "feasible": False, "reason": str(exc)})
                 continue
             # the epoch's 95 % interval: transfer spread (fit files) and kernel residuals (fit rows), issue 17
-            record["low_s"], record["high_s"] = epoch_interval(record, hw)
+            if architecture_of(hw).interval:
+                record["low_s"], record["high_s"] = epoch_interval(record, hw)
+            else:
+                record["low_s"] = record["high_s"] = None
             if with_interval:
                 record["interval"] = predict_interval(w, hw, view, cal)
             records.append(record)
@@ -252,6 +256,9 @@ def equations_command(
                                                  "ring, torus or all-to-all (default: none, or ring for an optimizer "
                                                  "that needs links).")] = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX (one display equation per line).")] = False,
+    hardware: Annotated[str | None, typer.Option("--hardware", help="A hardware spec whose architecture family "
+                                                 "prices the epoch (default: the UPMEM-like family's equations; "
+                                                 "e.g. hbm-pim-aquabolt for bank-level SIMD PIM).")] = None,
     output: O.Output = None,
     json: O.Json = False,
 ) -> None:
@@ -280,7 +287,18 @@ def equations_command(
     require_links(optimizer, topology, f"--topology {topology}",
                   fix=f"use --topology {' or '.join(optimizer_info(optimizer).topologies)}")
     O.check_output(output)
-    record = equation_record(optimizer, model, load_dataset(dataset).layout, topology)
+    pricing = None
+    if hardware is not None:
+        from ..costmodel.evaluate import family_pricing
+
+        hw = O.hardware(hardware)
+        pricing = family_pricing(hw)
+        from ..specs.architectures import check_layout
+
+        check_layout(load_dataset(dataset), hw)
+    record = equation_record(optimizer, model, load_dataset(dataset).layout, topology, pricing=pricing)
+    if hardware is not None:
+        record["hardware"] = O.hardware(hardware).name
     if O.finish({**record, "provenance": O.provenance()}, output, None, json):
         return
     typer.echo(render_latex(record) if latex else render_text(record), nl=False)

@@ -17,13 +17,15 @@ def list_command(output: O.Output = None, json: O.Json = False) -> None:
     """The shipped hardware specs, one line each."""
     # lazy imports keep the CLI's cold start fast
     from ..specs import hardware_names, load_hardware
+    from ..specs.architectures import architecture_of
 
     O.check_output(output)
     rows: list[dict[str, Any]] = []
     for name in hardware_names():
         hw = load_hardware(name)
-        rows.append({"name": name, "description": hw.description, "dpus": hw.dpus_available,
-                     "clock_hz": hw.dpu_clock_hz})
+        info = architecture_of(hw)
+        rows.append({"name": name, "family": info.name, "description": hw.description, "dpus": hw.dpus_available,
+                     "unit": info.unit, "clock_hz": getattr(hw, info.clock)})
     if O.finish({"hardware": rows, "provenance": O.provenance()}, output, "hardware", json):
         return
     # lazy imports keep the CLI's cold start fast
@@ -33,10 +35,11 @@ def list_command(output: O.Output = None, json: O.Json = False) -> None:
     from ..report.tables import print_table
 
     table = Table(title="hardware specs")
-    for col in ("name", "DPUs", "clock", "description"):
+    for col in ("name", "family", "units", "clock", "description"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], f"{r['dpus']:,}", f"{r['clock_hz'] / 1e6:g} MHz", r["description"])
+        table.add_row(r["name"], r["family"], f"{r['dpus']:,} {r['unit']}s", f"{r['clock_hz'] / 1e6:g} MHz",
+                      r["description"])
     print_table(table)
 
 
@@ -46,7 +49,8 @@ def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML
                  output: O.Output = None) -> None:
     """Every constant of one spec with its unit and source."""
     # lazy imports keep the CLI's cold start fast
-    from ..specs import FIELDS, load_hardware, to_toml
+    from ..specs import load_hardware, to_toml
+    from ..specs.architectures import architecture_of, fields_of
 
     O.check_output(output)
     hw = load_hardware(name)
@@ -55,8 +59,9 @@ def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML
         return
     fields: list[dict[str, Any]] = [{"section": f.section, "key": f.key, "value": getattr(hw, f.name) / f.scale,
                "si_name": f.name, "si_value": getattr(hw, f.name), "source": hw.sources.get(f.name, "")}
-              for f in FIELDS]
-    record = {"name": hw.name, "description": hw.description, "link_topology": hw.link_topology, "fields": fields}
+              for f in fields_of(hw)]
+    record = {"name": hw.name, "family": architecture_of(hw).name, "description": hw.description,
+              "link_topology": hw.link_topology, "fields": fields}
     if O.finish({**record, "provenance": O.provenance(hw)}, output, "fields", json):
         return
     # lazy imports keep the CLI's cold start fast

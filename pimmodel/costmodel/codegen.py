@@ -86,13 +86,19 @@ def generate(key: tuple[str, str, str, str, str], optimize: bool = True
     """(inputs, outputs, source) of one configuration: the source defines ``vector(...)`` and ``scalar(...)``, both
     taking the inputs positionally and returning the outputs as a list. ``optimize=False``: the terms printed as
     they stand, one assignment each (the plain printing that ``shared`` must reproduce bit for bit)."""
-    import sympy
-
     from .registry import equation_set
     from .symbols import all_symbols
 
     terms, outs = equation_set(*key).outputs()
-    symbols = all_symbols()
+    return source_of("/".join(key), terms, outs, all_symbols(), optimize)
+
+
+def source_of(label: str, terms: Any, outs: dict[str, Any], symbols: dict[str, Any], optimize: bool = True
+              ) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """(inputs, outputs, source) of any (terms, outputs) over the input ``symbols`` (name -> symbol): what
+    ``generate`` prints for an optimizer's configuration, and an architecture family's pricing for its own."""
+    import sympy
+
     inputs = tuple(symbols)
     for name in inputs:
         if not name.isidentifier() or keyword.iskeyword(name):
@@ -106,7 +112,7 @@ def generate(key: tuple[str, str, str, str, str], optimize: bool = True
         expr = sympy.sympify(expr)
         stray = {s for s in expr.free_symbols if s not in names}
         if stray:
-            raise ValueError(f"{key}: symbols {sorted(map(str, stray))} are neither inputs nor terms")
+            raise ValueError(f"{label}: symbols {sorted(map(str, stray))} are neither inputs nor terms")
         return str(printer.doprint(expr))
 
     vector, scalar = _printers()
@@ -114,7 +120,7 @@ def generate(key: tuple[str, str, str, str, str], optimize: bool = True
     for printer in (vector, scalar):
         printer._print_Symbol = lambda s, _n=names: _n.get(s, None) or _bad(s)  # type: ignore[method-assign]
     outputs = tuple(outs)
-    lines = [f"# pimmodel generated model source, format {FORMAT}, configuration {'/'.join(key)}"]
+    lines = [f"# pimmodel generated model source, format {FORMAT}, configuration {label}"]
     for fname, printer in (("vector", vector), ("scalar", scalar)):
         lines.append(f"def {fname}({', '.join(inputs)}):")
         if not optimize:

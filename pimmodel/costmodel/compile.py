@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 _MODEL_SOURCES = ("costmodel/*.py", "kernels/vocabulary.py", "kernels/pricing.py", "kernels/study.py",
                   "primitives.py", "phases.py", "specs/hardware.py", "specs/optimizers.py", "kernels/exchange.py",
-                  "specs/workload.py", "specs/__init__.py")
+                  "specs/workload.py", "specs/__init__.py", "specs/bank_simd.py", "specs/architectures.py")
 """Every source file whose change can change the generated source (globs relative to the package)."""
 
 SHIPPED = Path(__file__).resolve().parents[1] / "_compiled"

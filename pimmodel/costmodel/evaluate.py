@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import SpecError
 from ..specs import HardwareSpec, Workload
+from ..specs.architectures import DEFAULT_FAMILY, architecture, architecture_of, resolve
 from ..specs.optimizers import torus_shape
 from .coefficients import COEFFICIENT_DEFAULTS
 from .compile import compiled
@@ -28,11 +29,19 @@ class HardwareInputs:
 
     values: Mapping[str, Any]
     topology: str = "none"
+    family: str = DEFAULT_FAMILY
+    """the architecture family whose pricing the values are for (``specs.architectures``)."""
 
     @classmethod
     def of(cls, hw: HardwareSpec, **changes: Any) -> HardwareInputs:
         """A spec's values, some of them replaced (e.g. by arrays of candidate values)."""
-        return cls({**hw.numeric(), **changes}, hw.link_topology)
+        return cls({**hw.numeric(), **changes}, hw.link_topology, architecture_of(hw).name)
+
+
+def family_pricing(hw: Any) -> Any:
+    """The pricing module of ``hw``'s architecture family, or None for the optimizers' own equations."""
+    info = architecture(hw.family) if isinstance(hw, HardwareInputs) else architecture_of(hw)
+    return resolve(info.pricing) if info.pricing else None
 
 
 def workload_inputs(w: Workload) -> dict[str, float]:
@@ -47,6 +56,8 @@ def workload_inputs(w: Workload) -> dict[str, float]:
 def evaluate_point(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float]) -> dict[str, float]:
     """``evaluate`` at one design point (a spec, no arrays): the scalar ``math`` function, no broadcasting."""
     entry = _POINTS.get((id(w), id(hw), id(coefficients)))
+    if entry is None and (pricing := family_pricing(hw)) is not None:
+        return pricing.evaluate_point(w, hw, coefficients)  # type: ignore[no-any-return]
     if entry is None or entry[0] is not w or entry[1] is not hw or entry[2] != coefficients:
         missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
         if missing:
@@ -78,6 +89,9 @@ def evaluate(w: Workload, hw: HardwareSpec | HardwareInputs, coefficients: Mappi
     workload inputs by name (arrays evaluate many deployments of the same configuration at once); ``outputs``:
     only these (default every one)."""
     inputs = hw if isinstance(hw, HardwareInputs) else HardwareInputs.of(hw)
+    pricing = family_pricing(inputs)
+    if pricing is not None:
+        return pricing.evaluate(w, inputs.values, coefficients, workload, outputs)  # type: ignore[no-any-return]
     missing = set(COEFFICIENT_DEFAULTS) - set(coefficients)
     if missing:
         raise SpecError(f"coefficients {sorted(missing)} are missing; resolve them from a calibration "

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernels.capacity import check
 from ..phases import BYTE_KEYS, PHASES, bottleneck, check_view, in_view
 from ..report.records import dataframe
 from ..specs import HardwareSpec, Workload
+from ..specs.architectures import architecture_of, resolve
 from ..version import environment
-from .evaluate import evaluate_point
+from .evaluate import evaluate_point, family_pricing
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,17 +78,19 @@ def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], vi
     check_view(view)
     seen = _CHECKED.get((id(w), id(hw)))
     if check_capacity and (seen is None or seen[0] is not w or seen[1] is not hw):
-        check(w, hw)  # a refusal raises every time: only a passed check is remembered
+        capacity_check(hw)(w, hw)  # a refusal raises every time: only a passed check is remembered
         if len(_CHECKED) > 256:
             _CHECKED.clear()
         _CHECKED[(id(w), id(hw))] = (w, hw)
     raw = evaluate_point(w, hw, coefficients)
     phases = in_view(raw, view)
+    pricing = family_pricing(hw)
     return Prediction(
         hardware=hw.name, workload=w, view=view,
         per_epoch_s={p: float(v) for p, v in phases.items()},
         per_epoch_bytes={k: float(raw[f"bytes_{k}"]) for k in BYTE_KEYS},
         rounds_per_epoch=int(round(raw["rounds"])), calibration=calibration,
+        extra={} if pricing is None else pricing.record_extra(w, hw),
     )
 
 
@@ -96,3 +98,8 @@ def predict(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float], vi
 _CHECKED: dict[tuple[int, int], tuple[Workload, HardwareSpec]] = {}
 """(workload, hardware) pairs that passed ``capacity.check``, by identity (the objects are kept, so an id is not
 reused while its entry holds it)."""
+
+
+def capacity_check(hw: Any) -> Any:
+    """The capacity check of ``hw``'s architecture family (``specs.architectures``)."""
+    return resolve(architecture_of(hw).capacity)

@@ -20,11 +20,15 @@ SHOWN = (*PHASES, "mram_wram_dma_exposed")
 PHASE_LATEX["mram_wram_dma_exposed"] = r"T_{\mathrm{DMA,exposed}}"
 
 
-def equation_record(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study"
-                    ) -> dict[str, Any]:
+def equation_record(optimizer: str, model: str, layout: str, topology: str = "none", kernels: str = "study",
+                    pricing: Any = None) -> dict[str, Any]:
     """``{"optimizer", "model", "layout", "topology", "phases": {phase: {"equation", "latex", "terms"}},
-    "terms": {name: {"definition", "latex", "doc"}}}``: every phase over named terms, and every term."""
-    terms, outputs = readable(optimizer, model, layout, topology, kernels)
+    "terms": {name: {"definition", "latex", "doc"}}}``: every phase over named terms, and every term.
+    ``pricing``: an architecture family's pricing module (``specs.architectures``; None: the optimizers' own)."""
+    if pricing is None:
+        terms, outputs = readable(optimizer, model, layout, topology, kernels)
+    else:
+        terms, outputs = pricing.equations(optimizer, model)
     names = {**latex_names(), **terms.latex_names()}
 
     def tex(e: Any) -> str:

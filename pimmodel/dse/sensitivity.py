@@ -24,10 +24,10 @@ import numpy as np
 import sympy
 
 from ..calibration.result import CalibrationResult, load_calibration
-from ..costmodel.evaluate import evaluate_point, workload_inputs
+from ..costmodel.evaluate import evaluate_point, family_pricing, workload_inputs
+from ..costmodel.predict import capacity_check
 from ..costmodel.registry import expressions
 from ..costmodel.symbols import all_symbols
-from ..kernels.capacity import check as check_capacity
 from ..phases import PHASES, VIEW_SOURCES, in_view, total
 from ..specs import STUDY_OPTIMIZERS, HardwareSpec, Workload, optimizer_info
 from ..specs.hardware import NUMERIC_FIELDS
@@ -75,11 +75,27 @@ def _zero_ceiling_derivatives(expr: Any) -> Any:
     return zeroed.replace(lambda e: isinstance(e, sympy.Subs), lambda e: e.doit())
 
 
+def _frozen_steps_diff(expr: Any, sym: Any) -> Any:
+    """d expr / d sym with every ``ceiling`` and ``floor`` held constant (the same rule as
+    ``_zero_ceiling_derivatives``, applied before differentiating: nested steps, as in a chunk count of a column
+    count, leave sympy's ``Subs`` of a step's derivative unsimplifiable)."""
+    steps = sorted(expr.atoms(sympy.ceiling, sympy.floor), key=sympy.default_sort_key)
+    frozen = {step: sympy.Dummy(f"step{i}") for i, step in enumerate(steps)}
+    return sympy.diff(expr.xreplace(frozen), sym).xreplace({v: k for k, v in frozen.items()})
+
+
 @lru_cache(maxsize=32)
-def derivative_function(optimizer: str, model: str, layout: str, topology: str, view: str, kernels: str = "study"
+def derivative_function(optimizer: str, model: str, layout: str, topology: str, view: str, kernels: str = "study",
+                        pricing: Any = None
                         ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...], Callable[..., list[Any]]]:
-    """(phase, parameter) pairs, the input names, and one numpy function returning d phase / d parameter."""
-    exprs = expressions(optimizer, model, layout, topology, kernels)
+    """(phase, parameter) pairs, the input names, and one numpy function returning d phase / d parameter.
+    ``pricing``: an architecture family's pricing module (``specs.architectures``; None: the optimizers' own
+    equations on UPMEM-like hardware)."""
+    if pricing is None:
+        exprs = expressions(optimizer, model, layout, topology, kernels)
+        symbols, numeric = all_symbols(), frozenset(NUMERIC_FIELDS)
+    else:
+        exprs, symbols, numeric = pricing.expressions(optimizer, model), pricing.inputs(), pricing.numeric_fields()
     keys, derivs = [], []
     for phase in PHASES:
         source = VIEW_SOURCES[view][phase]
@@ -87,10 +103,10 @@ def derivative_function(optimizer: str, model: str, layout: str, topology: str, 
             continue
         e = exprs[source]
         for sym in sorted(e.free_symbols, key=lambda s: s.name):
-            if sym.name in NUMERIC_FIELDS:
+            if sym.name in numeric:
                 keys.append((phase, sym.name))
-                derivs.append(_zero_ceiling_derivatives(sympy.diff(e, sym)))
-    symbols = all_symbols()
+                derivs.append(_zero_ceiling_derivatives(sympy.diff(e, sym)) if pricing is None
+                              else _frozen_steps_diff(e, sym))
     fn = sympy.lambdify(list(symbols.values()), derivs, modules="numpy", cse=True, docstring_limit=0)
     return tuple(keys), tuple(symbols), fn
 
@@ -103,7 +119,7 @@ def elasticities(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float
                  ) -> dict[str, Any]:
     """Phase seconds and, per hardware parameter, the elasticity of the epoch time and of each phase."""
     keys, inputs, fn = derivative_function(w.optimizer, w.model, w.dataset.layout, hw.link_topology, view,
-                                           w.kernels)
+                                           w.kernels, family_pricing(hw))
     values = {**hw.numeric(), **coefficients, **workload_inputs(w)}
     with np.errstate(all="ignore"):
         derivs = [float(d) for d in fn(*(values[n] for n in inputs))]
@@ -124,7 +140,9 @@ def elasticities(w: Workload, hw: HardwareSpec, coefficients: Mapping[str, float
 def what_if(w: Workload, hw: HardwareSpec, view: str, calibration: CalibrationResult) -> list[dict[str, Any]]:
     """Speedup of each optimizer (same dataset, model, DPUs) for each change in ``WHAT_IFS``."""
     out = []
-    for scenario in WHAT_IFS:
+    pricing = family_pricing(hw)
+    scenarios = WHAT_IFS if pricing is None else tuple(WhatIf(text, f) for text, f in pricing.WHAT_IFS)
+    for scenario in scenarios:
         changed = hw.replace(**scenario.changes(hw))
         speedups = {}
         for opt in STUDY_OPTIMIZERS:
@@ -141,7 +159,7 @@ def sensitivity(w: Workload, hw: HardwareSpec, view: str = "wall", calibration: 
                 ) -> dict[str, Any]:
     """The sensitivity record of ``pimmodel sensitivity`` (``calibration``: None = the shipped one). A workload the
     hardware cannot run (more DPUs than it has, too little MRAM, links it lacks) is refused, as ``predict`` does."""
-    check_capacity(w, hw)
+    capacity_check(hw)(w, hw)
     cal = calibration if calibration is not None else load_calibration(None)
     record = elasticities(w, hw, cal.coefficients_for(w), view)
     return {"hardware": hw.name, "workload": f"{w.dataset.name}/{w.model}/{w.optimizer}", "dpus": w.dpus,

@@ -8,7 +8,11 @@ from pathlib import Path
 
 from ..errors import SpecError, check_type, unknown
 from ..resources import data_dir
-from .hardware import FIELDS, TOPOLOGIES, HardwareSpec, load_file, to_toml
+from ._toml import dumps, read_toml
+from .architectures import FAMILIES as HARDWARE_FAMILIES
+from .architectures import REGISTRY as _ARCHITECTURES
+from .architectures import architecture_of, family_of, resolve, spec_loader
+from .hardware import FIELDS, TOPOLOGIES, HardwareSpec
 from .optimizers import (
     OPTIMIZERS,
     REGISTRY,
@@ -35,6 +39,8 @@ from .workload import (
 )
 
 DEFAULT_HARDWARE = "upmem-2556"
+SPEC_TYPES: tuple[type, ...] = tuple(resolve(info.spec) for info in _ARCHITECTURES.values())
+"""The spec record of every architecture family (what ``isinstance`` accepts as a hardware spec)."""
 
 
 def hardware_dir() -> Path:
@@ -49,6 +55,19 @@ def hardware_names() -> list[str]:
 @lru_cache(maxsize=32)
 def _load_named(name: str) -> HardwareSpec:
     return load_file(hardware_dir() / f"{name}.toml")
+
+
+def load_file(path: Path) -> HardwareSpec:
+    """A hardware file of any architecture family (its ``family`` key; ``specs.architectures``)."""
+    data = read_toml(path, "hardware")
+    family = family_of(data, str(path))
+    return spec_loader(family)(data, str(path))  # type: ignore[no-any-return]
+
+
+def to_toml(spec: HardwareSpec) -> str:
+    """A spec's canonical TOML (its family's ``to_mapping``): what its hash in provenance is taken of."""
+    module = resolve(architecture_of(spec).spec.partition(":")[0])
+    return dumps(module.to_mapping(spec))
 
 
 def load_hardware(name_or_path: str = DEFAULT_HARDWARE) -> HardwareSpec:
@@ -67,7 +86,7 @@ def load_hardware(name_or_path: str = DEFAULT_HARDWARE) -> HardwareSpec:
 
 __all__ = [
     "CRITEO", "DATASETS", "DEFAULT_HARDWARE", "FIELDS", "KERNEL_VARIANTS", "MODELS", "OPTIMIZERS", "SCALINGS",
-    "REGISTRY", "STUDY_OPTIMIZERS", "TOPOLOGIES", "YFCC", "register", "unregister",
+    "HARDWARE_FAMILIES", "REGISTRY", "SPEC_TYPES", "STUDY_OPTIMIZERS", "TOPOLOGIES", "YFCC", "register", "unregister",
     "DatasetSpec", "HardwareSpec", "HyperParams", "OptimizerInfo", "Workload", "hardware_dir", "hardware_names",
     "load_dataset", "load_hardware", "optimizer_info", "require_links", "resolve_hyperparams", "study_hyperparams",
     "to_toml",

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pimmodel
 from pimmodel.baselines.workload import BASELINE_OPTIMIZERS
-from pimmodel.specs import hardware_names
+from pimmodel.specs import HARDWARE_FAMILIES, hardware_names
 from pimmodel.specs.families import FAMILIES
 from pimmodel.specs.optimizers import OPTIMIZERS
 
 PACKAGE = Path(pimmodel.__file__).resolve().parent
-NAMES = frozenset(OPTIMIZERS) | frozenset(FAMILIES) | frozenset(BASELINE_OPTIMIZERS) | frozenset(hardware_names())
+NAMES = (frozenset(OPTIMIZERS) | frozenset(FAMILIES) | frozenset(BASELINE_OPTIMIZERS) | frozenset(hardware_names())
+         | frozenset(HARDWARE_FAMILIES))
 
 
 def _names_in(node: ast.AST) -> list[str]:

@@ -43,7 +43,7 @@ def calibrate_command(
     check_seed("--seed", seed)
     not_the_log(output, "--output")
     check_writable(output, "--output")  # before a minute of emulation, not after
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "calibrate")
     before = _identity(output)
     with O.on_interrupt(lambda: _kept(output, before)):
         # lazy imports keep the CLI's cold start fast (and a bad option fails before scipy loads)

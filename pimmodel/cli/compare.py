@@ -87,7 +87,7 @@ def compare_command(
         raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
     O.check_plot(plot)
     O.check_output(output)
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "compare")
     ds = O.dataset_from_options(dataset, None, None, None, None)
     cpu_spec = None if cpu == NONE else load_cpu(cpu)
     gpu_spec = None if gpu == NONE else load_gpu(gpu)

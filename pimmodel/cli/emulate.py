@@ -176,6 +176,7 @@ def emulate_command(
         F.emulate_family(workload, dataset, hardware, dpus, points, dims, clusters, n_init, seed, output, json)
         return
     O.check_output(output)
+    O.hardware(hardware, "emulate")  # a family the emulator does not model is refused before any data is made
     with O.on_interrupt(lambda: "nothing was kept (emulate writes no file; the epochs run so far are discarded)"):
         result = _emulate(dataset, dpus, model, optimizer, epochs, {
             **{k: v for k, v in (("batch_size", batch_size), ("global_batch_size", global_batch_size),

@@ -284,7 +284,7 @@ def sensitivity_command(
     from ..dse.sensitivity import sensitivity
 
     O.check_output(output)
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "sensitivity")
     ds = O.dataset_from_options(dataset, features, nonzeros, rows_per_dpu, layout)
     w = O.make_workload(ds, model, optimizer, dpus, tasklets, scaling, 1, batch_size, global_batch_size)
     record = {**sensitivity(w, hw, view, load_calibration(calibration)), "provenance": O.provenance(hw, calibration)}

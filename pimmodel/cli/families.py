@@ -82,7 +82,7 @@ def predict_family(workload: str, hardware: str, dpus: list[int], points: str | 
     if n_init < 1:
         raise SpecError("--n-init must be at least 1")
     O.check_output(output)
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "predict", workload="kmeans")
     records = [predict_kmeans(n, d, k, c, hw, iterations, n_init) for c in dpus]
     if scaling:
         base = records[0]["per_iteration_s"]["total"]
@@ -160,7 +160,7 @@ def emulate_family(workload: str, dataset: str, hardware: str, dpus: int, points
     if clusters is None or clusters < 1:
         raise SpecError("--workload kmeans needs --clusters (a positive count)")
     O.check_output(output)
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "emulate", workload="kmeans")
     data = load_points(dataset, points, dims, clusters, seed)
     from .logs import Task
 

@@ -80,7 +80,7 @@ def _predict(name: str, dpu_list: list[int], sizes: list[int], hardware: str, js
     from ..errors import SpecError
     from ..kernels.prim import check_shape, kernels
 
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "kernel")
     shape = shape or {}
     if name in kernels():
         takes = {p.key for p in kernels()[name].shape}
@@ -127,7 +127,7 @@ def _fit(hardware: str, output: Path | None, cross_validate: bool, bandwidths: b
 
     if output is not None:
         check_writable(output, "calibration")
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "kernel")
     _check_measured_machine(hw, BANDWIDTH_CONSTANTS + HOST_CONSTANTS)
     host = HOST_CONSTANTS + (BANDWIDTH_CONSTANTS if bandwidths else ())
     result = calibrate_hardware(hw, load_measurements(), cross_validate, host_constants=host,

@@ -97,8 +97,14 @@ def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, taskle
     return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper, kernels, notes)
 
 
-def hardware(name: str) -> HardwareSpec:
-    return load_hardware(name)
+def hardware(name: str, command: str = "", workload: str = "linear") -> HardwareSpec:
+    """The spec ``--hardware`` names, refused (one line) when its architecture family does not take ``command``
+    or the ``workload`` family (``ArchitectureInfo.commands``, ``workloads``)."""
+    hw = load_hardware(name)
+    from ..specs.architectures import check_command  # lazy imports keep the CLI's cold start fast
+
+    check_command(hw, command, workload)
+    return hw
 
 
 def _list_parts(text: str, option: str, example: str) -> list[str]:

@@ -27,7 +27,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     from ..errors import CapacityError
     from ..specs.architectures import architecture_of
 
-    hw = O.hardware(hw_name)
+    hw = O.hardware(hw_name, "predict")
     ds = O.dataset_from_options(dataset, *custom)
     cal = load_calibration(calibration)
     records = []

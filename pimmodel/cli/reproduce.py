@@ -135,7 +135,7 @@ def _run(specs: list[Any], folder: Path, hardware: str, workers: int) -> tuple[l
     from ..reproduce import Setup, plan, reproduce
     from .logs import Task
 
-    setup = Setup.default(O.hardware(hardware))
+    setup = Setup.default(O.hardware(hardware, "reproduce"))
     todo = plan(specs, setup)
     start = time.perf_counter()
     what = f"training {len(todo.missing)} stand-ins (cached afterwards)" if todo.missing else "computing figures"

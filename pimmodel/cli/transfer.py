@@ -74,7 +74,7 @@ def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu
     memories = O.parse_name_list(memory, "--memory", MEMORIES)
     sizes = parse_bytes(bytes_per_dpu)
     counts = O.parse_int_list(dpus, "--dpus")
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "transfer")
     for n in counts:
         if not 1 <= n <= hw.dpus_available:
             raise SpecError(f"--dpus: {n} is not in [1, {hw.dpus_available}] DPUs of {hw.name}")
@@ -125,7 +125,7 @@ def _table(name: str, rows: list[dict]) -> None:
 def _fit(hardware: str, as_json: bool) -> None:
     from ..calibration.transfers import fit_all  # lazy imports keep the CLI's cold start fast
 
-    hw = O.hardware(hardware)
+    hw = O.hardware(hardware, "transfer")
     result = fit_all(hw)
     if as_json:
         from ..report.json import emit

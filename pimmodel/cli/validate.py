@@ -55,7 +55,7 @@ def validate_command(
     O.check_plot(plot)
     O.check_output(output)
     groups = O.parse_name_list(group, "--group", (*GROUPS, *GROUP_ALIASES))
-    report = validate(O.hardware(hardware), groups, load_calibration(calibration), cached=True)
+    report = validate(O.hardware(hardware, "validate"), groups, load_calibration(calibration), cached=True)
     record = report.to_record()
     if plot is not None:
         # lazy imports keep the CLI's cold start fast

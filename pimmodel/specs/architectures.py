@@ -60,6 +60,10 @@ class ArchitectureInfo:
     """where its constants come from."""
     clock: str = "dpu_clock_hz"
     """the spec attribute giving one unit's clock (what ``specs list`` shows)."""
+    commands: tuple[str, ...] = ()
+    """the CLI commands that take its specs (empty: every command); another is refused with one line."""
+    workloads: tuple[str, ...] = ()
+    """the training workload families (``specs.families``) it prices (empty: every one)."""
 
     def __post_init__(self) -> None:
         if ":" not in self.spec or ":" not in self.capacity or ":" in self.pricing:
@@ -81,6 +85,8 @@ REGISTRY: dict[str, ArchitectureInfo] = {info.name: info for info in (
         layout_note="the units have no gather for a sparse row's indices",
         datatypes="FP16 (the units have no integer multiply: the study's fixed point is priced as FP16)",
         interval=False, clock="command_rate_hz",
+        commands=("predict", "scale", "equations", "sensitivity", "specs", "validate", "compare-families"),
+        workloads=("linear",),
         sources="pimmodel/data/validation/bank-pim/constants.md (ISSCC'21, ISCA'21, PIMSimulator)"),
 )}
 FAMILIES: tuple[str, ...] = tuple(REGISTRY)
@@ -130,3 +136,15 @@ def check_layout(dataset: Any, hw: Any) -> None:
 def fields_of(hw: Any) -> Any:
     """The ``FIELDS`` table (``specs.hardware.Field`` records) of ``hw``'s family's spec module."""
     return resolve(architecture_of(hw).spec.partition(":")[0]).FIELDS
+
+
+def check_command(hw: Any, command: str, workload: str = "linear") -> None:
+    """Refuse (one line) a command or a workload family ``hw``'s family does not take (its entry's ``commands``,
+    ``workloads``)."""
+    info = architecture_of(hw)
+    if command and info.commands and command not in info.commands:
+        raise SpecError(f"`pimmodel {command}` does not run on {hw.name} ({info.label}): it models UPMEM-like "
+                        f"hardware; on this family use {', '.join(info.commands)}")
+    if info.workloads and workload not in info.workloads:
+        raise SpecError(f"--workload {workload} does not run on {hw.name} ({info.label}); it prices "
+                        f"{', '.join(info.workloads)} (e.g. --workload {info.workloads[0]})")

@@ -1,0 +1,74 @@
+"""The architecture-family plug-in contract (``pimmodel.specs.architectures``): every entry's pieces exist with the
+contract's names, and a family's modules are imported only by its own files (its registry entry names them by
+dotted path): adding a family touches nothing else."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import pimmodel
+from pimmodel.specs import hardware_names, load_hardware
+from pimmodel.specs.architectures import REGISTRY, architecture_of, resolve
+
+PACKAGE = Path(pimmodel.__file__).resolve().parent
+PRICING_API = ("evaluate", "evaluate_point", "equations", "expressions", "inputs", "numeric_fields", "record_extra",
+               "WHAT_IFS")
+
+
+def _modules(info) -> set[str]:  # type: ignore[no-untyped-def]
+    paths = [info.spec.partition(":")[0], info.capacity.partition(":")[0]] + ([info.pricing] if info.pricing else [])
+    return set(paths)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_piece_exists(name: str) -> None:
+    info = REGISTRY[name]
+    record = resolve(info.spec)
+    module = resolve(info.spec.partition(":")[0])
+    assert getattr(record, "family", "upmem-like") == name
+    for attr in ("from_mapping", "to_mapping", "FIELDS"):
+        assert hasattr(module, attr), f"{info.spec}: no {attr}"
+    assert callable(resolve(info.capacity))
+    if info.pricing:
+        pricing = resolve(info.pricing)
+        missing = [a for a in PRICING_API if not hasattr(pricing, a)]
+        assert not missing, f"{info.pricing} lacks {missing}"
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute dotted names of the pimmodel modules a file imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(("pimmodel", *path.relative_to(PACKAGE).parent.parts))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            target = ".".join(p for p in (base, node.module or "") if p)
+            out.add(target)
+            out.update(f"{target}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n, i in REGISTRY.items() if i.pricing])
+def test_a_family_is_imported_only_by_its_own_files(name: str) -> None:
+    own = _modules(REGISTRY[name])
+    own_files = {PACKAGE.parent / (m.replace(".", "/") + ".py") for m in own}
+    strangers = [f"{path.relative_to(PACKAGE.parent)} imports {sorted(own & _imports(path))}"
+                 for path in sorted(PACKAGE.rglob("*.py"))
+                 if path not in own_files and own & _imports(path)]
+    assert not strangers, "a family's modules are reached only through its registry entry:\n" + "\n".join(strangers)
+
+
+def test_the_import_scan_sees_a_relative_import() -> None:
+    bank = PACKAGE / "kernels" / "bank_simd.py"
+    assert "pimmodel.specs.bank_simd" in _imports(bank)
+
+
+@pytest.mark.parametrize("name", hardware_names())
+def test_every_shipped_spec_has_a_family(name: str) -> None:
+    assert architecture_of(load_hardware(name)).name in REGISTRY

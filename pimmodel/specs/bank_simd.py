@@ -20,9 +20,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar
 
-from ..errors import SpecError, suggest
+from ..errors import SpecError
 from .hardware import Field, _f, check_numbers
 
 FAMILY = "bank-simd"
@@ -135,44 +136,35 @@ class BankSimdSpec:
         return dataclasses.replace(self, **changes)
 
 
+@lru_cache(maxsize=1)
+def schema() -> Any:
+    """The schema of a ``family = "bank-simd"`` file, generated from ``FIELDS`` (``specs.schema``)."""
+    # lazy imports keep the CLI's cold start fast (msgspec is imported only when a file is validated)
+    from .schema import schema_for_fields
+
+    return schema_for_fields(FAMILY, FIELDS, family=FAMILY, extra={"": [("machine", str, "")]})
+
+
 def from_mapping(data: Mapping[str, Any], origin: str) -> BankSimdSpec:
-    """A spec from a parsed ``family = "bank-simd"`` file; unknown, missing, mistyped or out-of-range keys are
-    one-line errors naming the file and the key."""
-    top = {"name", "description", "machine", "family", "schema", *SECTIONS}
-    for key in data:
-        if key not in top:
-            raise SpecError(f"{origin}: unknown key {key!r}{suggest(key, top)}")
-    for section in SECTIONS:
-        table = data.get(section, {})
-        if not isinstance(table, Mapping):
-            raise SpecError(f"{origin}: [{section}] must be a table")
-        allowed = {f.key for f in FIELDS if f.section == section}
-        for key in table:
-            if key not in allowed:
-                raise SpecError(f"{origin}: unknown key {section}.{key}{suggest(key, allowed)}")
+    """A spec from a parsed ``family = "bank-simd"`` file, checked against ``schema()``: unknown, missing, mistyped
+    or out-of-range keys are one-line errors naming the file and the key."""
+    # lazy imports keep the CLI's cold start fast
+    from .schema import validate
+
+    validate(data, schema(), origin)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for f in FIELDS:
-        table = data.get(f.section, {})
-        if f.key not in table:
-            raise SpecError(f"{origin}: missing {f.section}.{f.key} ({f.doc})")
-        raw, source = table[f.key], ""
+        raw, source = data[f.section][f.key], ""
         if isinstance(raw, Mapping):
-            if "value" not in raw:
-                raise SpecError(f"{origin}: {f.section}.{f.key} needs a 'value'")
             raw, source = raw["value"], str(raw.get("source", ""))
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            raise SpecError(f"{origin}: {f.section}.{f.key} must be a number, got {raw!r}")
         scaled = raw * f.scale
         if f.integer and not float(scaled).is_integer():
             raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
         values[f.name] = int(round(scaled)) if f.integer else float(scaled)
         sources[f.name] = source
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{origin}: missing top-level 'name' (a string)")
-    return BankSimdSpec(name=name, description=str(data.get("description", "")), machine=str(data.get("machine", "")),
-                        sources=sources, **values)
+    return BankSimdSpec(name=data["name"], description=str(data.get("description", "")),
+                        machine=str(data.get("machine", "")), sources=sources, **values)
 
 
 def to_mapping(spec: BankSimdSpec) -> dict[str, Any]:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import SpecError, suggest, unknown
+from ..errors import SpecError, unknown
 from ._toml import dumps, read_toml
 
+FAMILY = "upmem-like"
+"""The architecture family of this module's files (``specs/architectures.py``; a file may say
+``family = "upmem-like"``)."""
 TOPOLOGIES = ("none", "in-rank", "ring", "torus", "all-to-all")
 """Direct inter-DPU links: UPMEM has none; the others are hypothetical designs (see the DSE): a ring inside each
 rank, one ring through all DPUs, a 2-D torus of all DPUs (``specs.optimizers.torus_shape``), or every DPU linked
@@ -284,40 +288,39 @@ class HardwareSpec:
         return dataclasses.replace(self, **changes)
 
 
+@lru_cache(maxsize=1)
+def schema() -> Any:
+    """The schema of an UPMEM-like hardware file, generated from ``FIELDS`` (``specs.schema``), with the link
+    topology and the optional ``family = "upmem-like"``."""
+    # lazy imports keep the CLI's cold start fast (msgspec is imported only when a file is validated)
+    from .schema import literal, schema_for_fields, with_source
+
+    topology = with_source(literal(TOPOLOGIES), "upmem_like_interconnect_topology")
+    return schema_for_fields(FAMILY, FIELDS, family=FAMILY,
+                             extra={"": [("machine", str, "")], "interconnect": [("topology", topology, "none")]})
+
+
 def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
-    """Build a spec from parsed TOML; unknown or missing keys are errors that name the key."""
-    known_top = {"name", "description", "schema", "machine", *{f.section for f in FIELDS}}
-    for key in data:
-        if key not in known_top:
-            raise SpecError(f"{origin}: unknown key {key!r}{_near(key, known_top)}")
+    """Build a spec from parsed TOML, checked against ``schema()``: an unknown, missing, mistyped or out-of-range
+    key is one line naming the file and the key."""
+    # lazy imports keep the CLI's cold start fast
+    from .architectures import family_of
+    from .schema import validate
+
+    family_of(data, origin)  # an unknown family: one line listing the known ones
+    validate(data, schema(), origin)
     values: dict[str, Any] = {"sources": {}}
-    for section in {f.section for f in FIELDS}:
-        table = data.get(section, {})
-        if not isinstance(table, Mapping):
-            raise SpecError(f"{origin}: [{section}] must be a table")
-        allowed = {f.key for f in FIELDS if f.section == section}
-        if section == "interconnect":
-            allowed.add("topology")
-        for key in table:
-            if key not in allowed:
-                raise SpecError(f"{origin}: unknown key {section}.{key}{_near(key, allowed)}")
     for f in FIELDS:
         table = data.get(f.section, {})
         if f.key not in table and f.default is not None:
             values[f.name] = int(f.default * f.scale) if f.integer else float(f.default * f.scale)
             values["sources"][f.name] = f"default {f.default:g}: {f.default_note}"
             continue
-        if f.key not in table:
-            raise SpecError(f"{origin}: missing {f.section}.{f.key} ({f.doc or 'see hardware_specs/upmem-2556.toml'})")
         raw = table[f.key]
         source = ""
         if isinstance(raw, Mapping):
-            if "value" not in raw:
-                raise SpecError(f"{origin}: {f.section}.{f.key} needs a 'value'")
             source = str(raw.get("source", ""))
             raw = raw["value"]
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            raise SpecError(f"{origin}: {f.section}.{f.key} must be a number, got {raw!r}")
         scaled = raw * f.scale
         if f.integer and not float(scaled).is_integer():  # 2.5 tasklets is no count: never rounded silently
             raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
@@ -327,10 +330,7 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
     if isinstance(topology, Mapping):
         values["sources"]["link_topology"] = str(topology.get("source", ""))
         topology = topology.get("value", "none")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{origin}: missing top-level 'name' (a string)")
-    return HardwareSpec(name=name, description=str(data.get("description", "")), link_topology=str(topology),
+    return HardwareSpec(name=data["name"], description=str(data.get("description", "")), link_topology=str(topology),
                         machine=str(data.get("machine", "")), **values)
 
 
@@ -356,7 +356,3 @@ def to_toml(spec: HardwareSpec) -> str:
 
 def load_file(path: Path) -> HardwareSpec:
     return from_mapping(read_toml(path, "hardware"), str(path))
-
-
-def _near(key: str, options: set[str]) -> str:
-    return suggest(key, options)

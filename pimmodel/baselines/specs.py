@@ -20,10 +20,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import SpecError, suggest, unknown
+from ..errors import SpecError, unknown
 from ..resources import data_dir
 from ..specs._toml import dumps, read_toml
 from ..specs.hardware import Field, check_numbers
@@ -197,68 +198,63 @@ class GpuSpec:
         return dataclasses.replace(self, **changes)
 
 
-def _read_value(raw: Any, origin: str, where: str) -> tuple[Any, str]:
+def schema(fields: tuple[Field, ...], text_fields: tuple[TextField, ...], name: str) -> Any:
+    """The schema of a CPU or GPU spec file, generated from its field tables (``specs.schema``)."""
+    # lazy imports keep the CLI's cold start fast (msgspec is imported only when a file is validated)
+    from ..specs.schema import literal, schema_for_fields, with_source
+
+    extra: dict[str, list[Any]] = {}
+    for t in text_fields:
+        extra.setdefault(t.section, []).append((t.key, with_source(literal(t.choices), f"{name}_{t.section}_{t.key}")))
+    return schema_for_fields(name, fields, extra=extra)
+
+
+@lru_cache(maxsize=1)
+def cpu_schema() -> Any:
+    return schema(CPU_FIELDS, CPU_TEXT_FIELDS, "cpu")
+
+
+@lru_cache(maxsize=1)
+def gpu_schema() -> Any:
+    return schema(GPU_FIELDS, (), "gpu")
+
+
+def _read_value(raw: Any) -> tuple[Any, str]:
     if isinstance(raw, Mapping):
-        if "value" not in raw:
-            raise SpecError(f"{origin}: {where} needs a 'value'")
-        unexpected = set(raw) - {"value", "source"}
-        if unexpected:
-            raise SpecError(f"{origin}: {where} has unknown key(s) {sorted(unexpected)} (use value and source)")
         return raw["value"], str(raw.get("source", ""))
     return raw, ""
 
 
 def _from_mapping(data: Mapping[str, Any], origin: str, fields: tuple[Field, ...],
-                  text_fields: tuple[TextField, ...]) -> dict[str, Any]:
-    """Field values and sources from parsed TOML; unknown, missing and non-numeric keys are errors."""
-    sections = {f.section for f in fields} | {t.section for t in text_fields}
-    known_top = {"name", "description", "schema", *sections}
-    for key in data:
-        if key not in known_top:
-            raise SpecError(f"{origin}: unknown key {key!r}{suggest(key, known_top)}")
-    for section in sections:
-        table = data.get(section, {})
-        if not isinstance(table, Mapping):
-            raise SpecError(f"{origin}: [{section}] must be a table")
-        allowed = {f.key for f in fields if f.section == section} | {t.key for t in text_fields
-                                                                      if t.section == section}
-        for key in table:
-            if key not in allowed:
-                raise SpecError(f"{origin}: unknown key {section}.{key}{suggest(key, allowed)}")
+                  text_fields: tuple[TextField, ...], struct: Any) -> dict[str, Any]:
+    """Field values and sources from parsed TOML checked against ``struct`` (one line naming the key)."""
+    # lazy imports keep the CLI's cold start fast
+    from ..specs.schema import validate
+
+    validate(data, struct, origin)
     values: dict[str, Any] = {"sources": {}}
     for f in fields:
-        table = data.get(f.section, {})
-        if f.key not in table:
-            raise SpecError(f"{origin}: missing {f.section}.{f.key} ({f.doc or 'see hardware_specs/cpu/'})")
-        raw, source = _read_value(table[f.key], origin, f"{f.section}.{f.key}")
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            raise SpecError(f"{origin}: {f.section}.{f.key} must be a number, got {raw!r}")
+        raw, source = _read_value(data[f.section][f.key])
         scaled = raw * f.scale
         if f.integer and scaled != round(scaled):
             raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
         values[f.name] = int(round(scaled)) if f.integer else float(scaled)
         values["sources"][f.name] = source
     for t in text_fields:
-        table = data.get(t.section, {})
-        if t.key not in table:
-            raise SpecError(f"{origin}: missing {t.section}.{t.key} (one of {', '.join(t.choices)})")
-        raw, source = _read_value(table[t.key], origin, f"{t.section}.{t.key}")
+        raw, source = _read_value(data[t.section][t.key])
         values[t.name] = str(raw)
         values["sources"][t.name] = source
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{origin}: missing top-level 'name' (a string)")
-    values["name"] = name
+    values["name"] = data["name"]
     values["description"] = str(data.get("description", ""))
     return values
 
 
 def cpu_from_mapping(data: Mapping[str, Any], origin: str) -> CpuSpec:
-    return CpuSpec(**_from_mapping(data, origin, CPU_FIELDS, CPU_TEXT_FIELDS))
+    return CpuSpec(**_from_mapping(data, origin, CPU_FIELDS, CPU_TEXT_FIELDS, cpu_schema()))
 
 
 def gpu_from_mapping(data: Mapping[str, Any], origin: str) -> GpuSpec:
-    return GpuSpec(**_from_mapping(data, origin, GPU_FIELDS, ()))
+    return GpuSpec(**_from_mapping(data, origin, GPU_FIELDS, (), gpu_schema()))
 
 
 def _to_mapping(spec: CpuSpec | GpuSpec, fields: tuple[Field, ...],

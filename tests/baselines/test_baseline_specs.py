@@ -65,8 +65,8 @@ def test_round_trip() -> None:
     ("cpu", "cores_per_socket", 2.5, "whole number"),
     ("cpu", "clock_ghz", "fast", "must be a number"),
     ("sync", "latency_us", -1, "out of range"),
-    ("framework", "implementation", "tensorflow", "unknown framework.implementation"),
-    ("sync", "algorithm", "tree", "unknown sync.algorithm"),
+    ("framework", "implementation", "tensorflow", "framework.implementation must be one of"),
+    ("sync", "algorithm", "tree", "sync.algorithm must be one of"),
 ])
 def test_bad_values_rejected(section: str, key: str, value: object, message: str) -> None:
     data = _cpu_table()
@@ -86,7 +86,7 @@ def test_unknown_and_missing_keys_rejected() -> None:
         cpu_from_mapping(data, "test.toml")
     data = _cpu_table()
     data["gpu"] = {}
-    with pytest.raises(SpecError, match="unknown key 'gpu'"):
+    with pytest.raises(SpecError, match="unknown key gpu"):
         cpu_from_mapping(data, "test.toml")
 
 

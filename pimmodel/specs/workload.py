@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SpecError, check_type, suggest, unknown
+from ..errors import SpecError, check_type, unknown
 from ._toml import read_toml
 from .optimizers import OPTIMIZERS, OptimizerInfo, optimizer_info, takers
 
@@ -398,33 +399,77 @@ class Workload:
 
 
 # ---------------------------------------------------------------- user-defined datasets
-_DATASET_KEYS = {"name", "layout", "features", "nonzeros_per_row", "slots_per_row", "bytes_per_value",
-                 "rows_per_dpu_weak", "strong_rows", "label_bytes", "bias_separate", "positive_fraction",
-                 "description", "bias_index"}
+@lru_cache(maxsize=1)
+def dataset_schema() -> Any:
+    """The schema of a dataset file's table (the file itself, or its ``[dataset]`` table): ``specs.schema``."""
+    # lazy imports keep the CLI's cold start fast (msgspec is imported only when a file is validated)
+    from typing import Annotated
+
+    import msgspec
+
+    from .schema import literal
+
+    def count(doc: str, low: int = 1) -> Any:
+        return Annotated[int, msgspec.Meta(ge=low, description=doc)]
+
+    unset = msgspec.UNSET
+    return msgspec.defstruct("dataset", [
+        ("features", count("the model length d as stored (padding included)")),
+        ("rows_per_dpu_weak", count("rows per DPU under weak scaling")),
+        ("name", Annotated[str, msgspec.Meta(min_length=1, description="default: the file's name")], unset),
+        ("layout", literal(LAYOUTS), "dense"),
+        ("nonzeros_per_row", count("active features of one row (default: features if dense, else 1)"), unset),
+        ("slots_per_row", count("uint32 offsets a sparse row takes (default: nonzeros_per_row)"), unset),
+        ("bytes_per_value", Annotated[literal(VALUE_BYTES), msgspec.Meta(
+            description="width of a stored value (a DPU's 8-, 16-, 32- and 64-bit loads)")], 4),
+        ("strong_rows", count("the training set strong scaling splits (default: 256 x rows_per_dpu_weak)"), unset),
+        ("label_bytes", count("bytes of one label"), 4),
+        ("bias_separate", bool, unset),
+        ("positive_fraction", Annotated[float, msgspec.Meta(gt=0, lt=1)], 0.5),
+        ("description", str, ""),
+        ("bias_index", count("the bias slot of a sparse row (default: the last)", 0), unset),
+    ], forbid_unknown_fields=True, kw_only=True)
+
+
+@lru_cache(maxsize=1)
+def dataset_file_schema() -> Any:
+    """A dataset file with its keys under ``[dataset]``."""
+    # lazy imports keep the CLI's cold start fast
+    import msgspec
+
+    return msgspec.defstruct("dataset_file", [("dataset", dataset_schema())], forbid_unknown_fields=True)
+
+
+def dataset_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a dataset file: its keys at the top level or under ``[dataset]``."""
+    # lazy imports keep the CLI's cold start fast
+    import msgspec
+
+    (one, wrapped), defs = msgspec.json.schema_components([dataset_schema(), dataset_file_schema()])
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "anyOf": [one, wrapped], "$defs": defs}
 
 
 def dataset_from_mapping(data: Mapping[str, Any], origin: str) -> DatasetSpec:
-    table = data.get("dataset", data)
-    if not isinstance(table, Mapping):
-        raise SpecError(f"{origin}: [dataset] must be a table")
-    for key in table:
-        if key not in _DATASET_KEYS:
-            raise SpecError(f"{origin}: unknown key {key!r}{suggest(key, _DATASET_KEYS)}")
+    """A dataset from a parsed file checked against ``dataset_schema()`` (one line naming the file and key)."""
+    # lazy imports keep the CLI's cold start fast
+    from .schema import validate
+
+    if "dataset" in data:
+        validate(data, dataset_file_schema(), origin)
+        table = data["dataset"]
+    else:
+        validate(data, dataset_schema(), origin)
+        table = data
     layout = table.get("layout", "dense")
     values = dict(table)
     values.setdefault("name", Path(origin).stem)
     values.setdefault("layout", layout)
-    if "features" not in values or "rows_per_dpu_weak" not in values:
-        raise SpecError(f"{origin}: a dataset needs at least 'features' and 'rows_per_dpu_weak'")
     values.setdefault("nonzeros_per_row", values["features"] if layout == "dense" else 1)
     values.setdefault("slots_per_row", values["features"] if layout == "dense" else values["nonzeros_per_row"])
     values.setdefault("bytes_per_value", 4)
     values.setdefault("strong_rows", values["rows_per_dpu_weak"] * 256)
     values.setdefault("bias_separate", layout == "dense")
-    try:
-        return DatasetSpec(**values)
-    except TypeError as exc:
-        raise SpecError(f"{origin}: {exc}") from None
+    return DatasetSpec(**values)
 
 
 def load_dataset(name_or_path: str) -> DatasetSpec:

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ArgumentError, SpecError, StudyError, check_seed, suggest
+from ..errors import SpecError, StudyError, suggest
 from ..resources import data_dir
 from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
@@ -206,30 +207,74 @@ def load_study(path: str | Path) -> StudySpec:
     return from_mapping(data, str(p))
 
 
+def study_schema() -> Any:
+    """The schema of a study file (``specs.schema``): its tables, their keys, types and ranges, the names they
+    take (samplers, datasets, models, optimizers, objective kinds, units); what relates two keys (``low < high``, a
+    parameter's field and its range) is checked by ``from_mapping``."""
+    return _study_schema(tuple(OPTIMIZERS))
+
+
+@lru_cache(maxsize=4)
+def _study_schema(optimizers: tuple[str, ...]) -> Any:
+    # lazy imports keep the CLI's cold start fast (msgspec is imported only when a file is validated)
+    from typing import Annotated
+
+    import msgspec
+
+    from ..errors import SEED_MAX
+    from ..specs.schema import literal
+
+    def struct(name: str, fields: list[Any]) -> Any:
+        return msgspec.defstruct(name, fields, forbid_unknown_fields=True, kw_only=True)
+
+    def count(default: int, doc: str = "") -> tuple[Any, int]:
+        return Annotated[int, msgspec.Meta(ge=1, description=doc or None)], default
+
+    def names(values: Any) -> Any:
+        return literal(values) | Annotated[list[literal(values)], msgspec.Meta(min_length=1)]  # type: ignore[misc]
+
+    unset = msgspec.UNSET
+    positive = Annotated[float, msgspec.Meta(gt=0)]
+    head = struct("study", [
+        ("name", Annotated[str, msgspec.Meta(min_length=1)]), ("description", str, ""),
+        ("baseline", Annotated[str, msgspec.Meta(description="a shipped hardware spec or a TOML file")], "upmem-2556"),
+        ("sampler", literal(SAMPLERS), "nsga2"), ("trials", *count(1000)),
+        ("seed", Annotated[int, msgspec.Meta(ge=0, le=SEED_MAX)], unset), ("batch", *count(64, "trials per batch")),
+        ("view", literal(("wall", "breakdown")), "wall")])
+    workloads = struct("workloads", [("datasets", names(DATASETS), unset), ("models", names(MODELS), unset),
+                                     ("optimizers", names(optimizers), unset)])
+    objective = struct("objective", [
+        ("kind", literal(OBJECTIVES)), ("dpus", *count(2048)), ("low_dpus", *count(256)), ("epochs", *count(1)),
+        ("versus", Annotated[str, msgspec.Meta(min_length=1, description="a CPU or GPU spec (name or TOML file)")],
+         unset), ("target", Annotated[float, msgspec.Meta(gt=0, le=1)], 0.99)])
+    constraints = struct("constraints", [("fit_memory", bool, True), ("max_power_w", positive, unset),
+                                         ("max_cost", positive, unset)])
+    parameter = struct("parameter", [
+        ("field", Annotated[str, msgspec.Meta(description="a numeric hardware field, tasklets, link_topology, "
+                                                          "optimizer or sync_every (default: the key)")], unset),
+        ("low", float, unset), ("high", float, unset), ("unit", literal(UNITS), ""),
+        ("scale", literal(AXIS_SCALES), "linear"), ("type", literal(("int", "float")), unset),
+        ("choices", Annotated[list[str | int | float], msgspec.Meta(min_length=1)], unset),
+        ("sets", dict[str, dict[str, float]], unset)])
+    return struct("study_file", [
+        ("study", head), ("workloads", workloads, unset),
+        ("objective", objective | list[objective], unset),  # type: ignore[valid-type]
+        ("constraints", constraints, unset), ("parameters", dict[str, parameter], unset)])  # type: ignore[valid-type]
+
+
 def _table(data: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, Mapping):
-        raise StudyError(f"{origin}: [{key}] must be a table")
+    value: Mapping[str, Any] = data.get(key, {})
     return value
 
 
-def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise StudyError(f"{where}: unknown key {key!r}{suggest(key, allowed)}")
-
-
 def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
-    _check_keys(data, {"study", "workloads", "objective", "constraints", "parameters"}, origin)
+    # lazy imports keep the CLI's cold start fast
+    from ..specs.schema import validate
+
+    validate(data, study_schema(), origin, StudyError)
     head = _table(data, "study", origin)
-    _check_keys(head, {"name", "description", "baseline", "sampler", "trials", "seed", "batch", "view"},
-                f"{origin} [study]")
-    name = head.get("name")
-    if not isinstance(name, str) or not name:
-        raise StudyError(f"{origin}: [study] needs a name (a string)")
+    name = head["name"]
     sampler = str(head.get("sampler", "nsga2"))
-    if sampler not in SAMPLERS:
-        raise StudyError(f"{origin}: unknown sampler {sampler!r}{suggest(sampler, SAMPLERS)}")
     baseline = str(head.get("baseline", "upmem-2556"))
     try:
         base_spec = load_hardware(baseline)
@@ -248,8 +293,6 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
         constraints=_constraints(_table(data, "constraints", origin), origin), parameters=parameters, path=origin)
     if not spec.parameters:
         raise StudyError(f"{origin}: [parameters] is empty; give at least one hardware parameter to search")
-    if spec.view not in ("wall", "breakdown"):
-        raise StudyError(f"{origin}: view must be 'wall' or 'breakdown', got {spec.view!r}")
     _check_dpus(spec, base_spec.dpus_available, origin)
     return spec
 
@@ -268,31 +311,20 @@ def _check_dpus(spec: StudySpec, baseline_dpus: int, origin: str) -> None:
 
 
 def _int(value: Any, key: str, origin: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise StudyError(f"{origin}: {key} must be a positive whole number, got {value!r}")
-    return value
+    return int(value)
 
 
 def _opt_int(value: Any, origin: str) -> int | None:
-    if value is None:
-        return None
-    try:
-        return check_seed("seed", value, f"{origin}: ")
-    except ArgumentError as exc:
-        raise StudyError(str(exc)) from None
+    return None if value is None else int(value)
 
 
 def _as_list(value: Any, key: str, allowed: tuple[str, ...] | list[str], origin: str) -> list[str]:
     items = value if isinstance(value, list) else [value]
-    for item in items:
-        if item not in allowed:
-            raise StudyError(f"{origin}: [workloads] unknown {key} {item!r}{suggest(str(item), allowed)}")
     return [str(i) for i in items]
 
 
 def _workloads(table: Mapping[str, Any], origin: str, searched: tuple[Any, ...] | None = None
                ) -> tuple[WorkloadCase, ...]:
-    _check_keys(table, {"datasets", "models", "optimizers"}, f"{origin} [workloads]")
     datasets = _as_list(table.get("datasets", list(DATASETS)), "dataset", list(DATASETS), origin)
     models = _as_list(table.get("models", list(MODELS)), "model", MODELS, origin)
     if searched is not None and "optimizers" in table:
@@ -308,15 +340,8 @@ def _objectives(raw: Any, origin: str) -> tuple[Objective, ...]:
     items = raw if isinstance(raw, list) else [raw]
     out = []
     for item in items:
-        if not isinstance(item, Mapping):
-            raise StudyError(f"{origin}: each [[objective]] must be a table")
-        _check_keys(item, {"kind", "dpus", "low_dpus", "epochs", "versus", "target"}, f"{origin} [[objective]]")
-        kind = str(item.get("kind", ""))
-        if kind not in OBJECTIVES:
-            raise StudyError(f"{origin}: unknown objective kind {kind!r}{suggest(kind, OBJECTIVES)}")
+        kind = str(item["kind"])
         target = item.get("target", 0.99)
-        if isinstance(target, bool) or not isinstance(target, int | float) or not 0 < target <= 1:
-            raise StudyError(f"{origin}: objective {kind}: target must be a fraction in (0, 1], got {target!r}")
         obj = Objective(kind, _int(item.get("dpus", 2048), "dpus", origin),
                         _int(item.get("low_dpus", 256), "low_dpus", origin),
                         _int(item.get("epochs", 1), "epochs", origin), _versus(kind, item.get("versus"), origin),
@@ -335,25 +360,15 @@ def _versus(kind: str, value: Any, origin: str) -> str | None:
     if not kind.startswith("speedup_over_"):
         raise StudyError(f"{origin}: objective {kind}: 'versus' names the CPU or GPU of speedup_over_cpu / "
                          "speedup_over_gpu only; remove it")
-    if not isinstance(value, str) or not value:
-        raise StudyError(f"{origin}: objective {kind}: versus must be a spec name or TOML file, got {value!r}")
-    return value
+    return str(value)
 
 
 def _constraints(table: Mapping[str, Any], origin: str) -> Constraints:
-    _check_keys(table, {"fit_memory", "max_power_w", "max_cost"}, f"{origin} [constraints]")
-    for key in ("max_power_w", "max_cost"):
-        value = table.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
-            raise StudyError(f"{origin}: constraints.{key} must be a positive number, got {value!r}")
     return Constraints(bool(table.get("fit_memory", True)), table.get("max_power_w"), table.get("max_cost"))
 
 
 def _parameter(key: str, raw: Any, origin: str) -> Parameter:
-    where = f"{origin} parameters.{key}"
-    if not isinstance(raw, Mapping):
-        raise StudyError(f"{where} must be a table like {{ low = 1, high = 2 }} or {{ choices = [...] }}")
-    _check_keys(raw, {"field", "low", "high", "unit", "scale", "type", "choices", "sets"}, where)
+    where = f"{origin}: parameters.{key}"
     target = str(raw.get("field", key))
     known = {*FIELD_BY_NAME, WORKLOAD_FIELD, STRUCTURAL_FIELD, *ALGORITHM_FIELDS}
     if "sets" not in raw and target not in known:
@@ -361,18 +376,12 @@ def _parameter(key: str, raw: Any, origin: str) -> Parameter:
     if "choices" in raw:
         return _choice(key, target, raw, where)
     unit = str(raw.get("unit", ""))
-    if unit not in UNITS:
-        raise StudyError(f"{where}: unknown unit {unit!r}{suggest(unit, UNITS)}")
     low: Any = raw.get("low")
     high: Any = raw.get("high")
     if not (_number(low) and _number(high) and low < high):
         raise StudyError(f"{where}: needs numbers low < high, got low={low!r} high={high!r}")
     scale = str(raw.get("scale", "linear"))
-    if scale not in AXIS_SCALES:
-        raise StudyError(f"{where}: scale must be 'linear' or 'log', got {scale!r}")
     kind = str(raw.get("type", "int" if target in (WORKLOAD_FIELD,) or _is_int(target) else "float"))
-    if kind not in ("int", "float"):
-        raise StudyError(f"{where}: type must be 'int' or 'float', got {kind!r}")
     p = Parameter(key, target, kind, float(low), float(high), scale == "log", unit)
     _check_range(p, p.low * p.scale, where)
     _check_range(p, p.high * p.scale, where)
@@ -397,8 +406,6 @@ def _check_range(p: Parameter, si_value: float, where: str) -> None:
 
 def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parameter:
     choices = raw["choices"]
-    if not isinstance(choices, list) or not choices:
-        raise StudyError(f"{where}: choices must be a non-empty list")
     if target == STRUCTURAL_FIELD:
         for c in choices:
             if c not in TOPOLOGIES:
@@ -412,14 +419,10 @@ def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parame
             if isinstance(c, bool) or not isinstance(c, int) or c < 1:
                 raise StudyError(f"{where}: sync_every choices must be positive whole numbers, got {c!r}")
     sets_raw = raw.get("sets", {})
-    if not isinstance(sets_raw, Mapping):
-        raise StudyError(f"{where}: sets must be a table of choice -> {{ field = value }}")
     sets = []
     for choice, fields in sets_raw.items():
         if choice not in choices:
             raise StudyError(f"{where}: sets.{choice} is not one of the choices {choices}")
-        if not isinstance(fields, Mapping):
-            raise StudyError(f"{where}: sets.{choice} must be a table of field = SI value")
         for name, value in fields.items():
             if name not in FIELD_BY_NAME:
                 raise StudyError(f"{where}: sets.{choice}: unknown field {name!r}{suggest(name, FIELD_BY_NAME)}")

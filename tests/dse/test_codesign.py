@@ -87,7 +87,7 @@ def test_algorithm_parameters_are_checked() -> None:
         from_mapping(both, "t")
     with pytest.raises(StudyError, match="sync_every choices must be positive whole numbers"):
         from_mapping({**STUDY, "parameters": {"sync_every": {"choices": [0, 4]}}}, "t")
-    with pytest.raises(StudyError, match="target must be a fraction"):
+    with pytest.raises(StudyError, match=r"objective\[1\].target = 1.5 is out of range; use a number in \(0, 1\]"):
         from_mapping({**STUDY, "objective": [{"kind": "time_to_target", "target": 1.5}]}, "t")
 
 

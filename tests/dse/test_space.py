@@ -39,7 +39,7 @@ def test_units_and_defaults() -> None:
     ({"parameters": {"c": {"field": "dpu_clock_hz", "low": 0.1, "high": 2, "unit": "Hz"}}}, "outside"),
     ({"parameters": {"t": {"field": "link_topology", "choices": ["mesh"]}}}, "topology"),
     ({"parameters": {"m": {"choices": ["a", "b"], "sets": {"b": {"mul_stp": 0}}}}}, "mul_step"),
-    ({"objective": [{"kind": "latency"}]}, "objective kind"),
+    ({"objective": [{"kind": "latency"}]}, "objective[1].kind must be one of"),
     ({"workloads": {"optimizers": ["adam"]}}, "admm"),
     ({"constraints": {"max_power_w": -1}}, "max_power_w"),
     ({"parameters": {}}, "empty"),

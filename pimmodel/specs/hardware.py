@@ -169,6 +169,12 @@ FIELDS: tuple[Field, ...] = (
     _f("host_memory_bytes_per_s", "host", "memory_gb_per_s", 1e9, 1e6, 1e15, doc="host memory bandwidth cap"),
     _f("host_cores", "host", "cores", 1, 1, 1 << 16, True),
     _f("thread_start_s", "host", "thread_start_us", 1e-6, 0, 1e6, doc="create + join one pthread"),
+    _f("host_collective_time_factor", "host", "collective_time_factor", 1, 0.001, 1000, default=1.0,
+       default_note="the host-mediated exchange as the SDK does it (gather, host reduction, broadcast), priced by "
+                    "its transfers and reduction: the pricing from before this knob",
+       doc="a what-if on the host-mediated collectives (primitives.host_gather_s, host_broadcast_s, host_allreduce_s): "
+           "their time over the SDK path's (below 1: a faster collective implementation; PID-Comm's up to 4.20x over "
+           "the host-mediated baseline is a context bound, not a fit)"),
     _f("host_power_w", "host", "power_w", 1, 0, 1e6),
     # --- the host platform (documentation of the machine; the transfer mechanism cites it)
     _f("host_sockets", "platform", "sockets", 1, 1, 64, True, default=2, default_note="a two-socket Xeon host",
@@ -182,6 +188,26 @@ FIELDS: tuple[Field, ...] = (
     _f("ranks_per_channel", "platform", "ranks_per_channel", 1, 1, 64, True, default=4,
        default_note="two PIM DIMMs of two ranks per channel",
        doc="ranks on one memory channel; the SDK has one transfer thread pool per channel, locked per transfer"),
+    _f("ranks_per_socket", "platform", "ranks_per_socket", 1, 1, 1 << 16, True, default=20,
+       default_note="derf/prim-benchmarks @ 38e5cce util/limit_ranks_to_numa_node: /dev/dpu_rank0-19 on NUMA node 0, "
+                    "20-39 on node 1 of a 40-rank two-socket UPMEM server; priced only with buffers_on_one_node = 1",
+       doc="placement: ranks on one socket's channels; dpu_alloc takes ranks in enumeration order (hw_dpu_sysfs.c), "
+           "so a transfer's ranks beyond this many sit on the next socket"),
+    _f("remote_buffer_share", "platform", "remote_buffer_share", 1, 0, 1, default=0.0,
+       default_note="every host buffer on the socket of the rank it moves to or from (local placement): the pricing "
+                    "from before placement was a term",
+       doc="placement: share of a transfer's ranks whose host buffer sits on another socket (the SDK's copy threads "
+           "run on the rank's node, xeon_sp_translation.c set_thread_numa_affinity, so those bytes cross the socket "
+           "link); local 0, remote 1, interleaved 1 - 1/sockets"),
+    _f("buffers_on_one_node", "platform", "buffers_on_one_node", 1, 0, 1, True, default=0,
+       default_note="buffers placed by remote_buffer_share",
+       doc="placement: 1 = every host buffer on the first socket's memory (first touch by one unpinned thread, or "
+           "numactl --membind): the ranks beyond ranks_per_socket are remote; 0 = remote_buffer_share"),
+    _f("remote_transfer_factor", "platform", "remote_transfer_factor", 1, 1, 100, default=1.7,
+       default_note="A: no measured local/remote pair in the project's data; the log-midpoint of 1 (no penalty) and "
+                    "the 2.9x bound of UPMEM Unleashed (arXiv 2510.15927v1 abstract: NUMA-aware allocation improves "
+                    "host-PIM transfer throughput by up to 2.9x; context row unleashed-numa-xfer-max): sqrt(2.9)",
+       doc="placement: time per byte of a remote rank's transfer over a local one's (host buffer on another socket)"),
     # --- direct inter-DPU links (hypothetical; UPMEM has none)
     _f("link_bytes_per_s", "interconnect", "link_gb_per_s", 1e9, 1e6, 1e15),
     _f("link_latency_s", "interconnect", "link_latency_us", 1e-6, 0, 1e6),
@@ -261,6 +287,11 @@ class HardwareSpec:
     memory_channel_bytes_per_s: float = 19.2e9
     socket_link_bytes_per_s: float = 19.2e9
     ranks_per_channel: int = 4
+    ranks_per_socket: int = 20
+    remote_buffer_share: float = 0.0
+    buffers_on_one_node: int = 0
+    remote_transfer_factor: float = 1.7
+    host_collective_time_factor: float = 1.0
     machine: str = ""
     link_topology: str = "none"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)

@@ -134,7 +134,43 @@ def validate(data: Mapping[str, Any], struct: Any, origin: str, error: type[PimM
     try:
         return msgspec.convert(data, struct)
     except msgspec.ValidationError as exc:
-        raise error(explain(str(exc), data, struct, origin, prefix)) from None
+        raise error(explain(_name_keys(str(exc), data, struct), data, struct, origin, prefix)) from None
+
+
+_ANY_KEY = "[...]"
+"""How msgspec's path shows a key of a table whose keys are free (a study's ``[parameters]``)."""
+
+
+def _name_keys(message: str, data: Any, struct: Any) -> str:
+    """``message`` with each ``[...]`` of its path replaced by the key it stands for: the one entry of that table
+    which, alone, still gives the same refusal."""
+    head, sep, path = message.partition(" - at `$")
+    parts = path.split(_ANY_KEY)
+    raw = resolved = parts[0]
+    for part in parts[1:]:
+        steps = _steps(resolved)
+        table = _value(data, steps)
+        found = "?"
+        for key in table if isinstance(table, Mapping) else ():
+            trial = _replace(data, steps, {key: table[key]})
+            try:
+                msgspec.convert(trial, struct)
+            except msgspec.ValidationError as exc:
+                if str(exc).partition(" - at `$")[2].startswith(raw + _ANY_KEY):
+                    found, data = str(key), trial
+                    break
+        resolved += "[" + msgspec.json.encode(found).decode() + "]" + part
+        raw += _ANY_KEY + part
+    return head + sep + resolved
+
+
+def _replace(data: Any, steps: Sequence[str | int], new: Any) -> Any:
+    """A copy of ``data`` with the value at ``steps`` replaced (copies only along the path)."""
+    if not steps:
+        return new
+    copy: Any = dict(data) if isinstance(data, Mapping) else list(data)
+    copy[steps[0]] = _replace(data[steps[0]], steps[1:], new)
+    return copy
 
 
 _AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>.*)`)?$", re.DOTALL)
@@ -220,7 +256,7 @@ def _keys(info: Any) -> list[str]:
 
 
 def _g(value: float) -> str:
-    return f"{value:g}"
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e10 else f"{value:g}"
 
 
 def _bounds(info: Any) -> str:
@@ -253,7 +289,8 @@ def describe(info: Any) -> str:
     if isinstance(info, mi.StrType):
         return "a non-empty string" if info.min_length or info.pattern else "a string"
     if isinstance(info, mi.LiteralType):
-        return "one of " + ", ".join(str(v) for v in info.values) if len(info.values) > 1 else repr(info.values[0])
+        shown = [str(v) if v != "" else '""' for v in info.values]
+        return "one of " + ", ".join(shown) if len(shown) > 1 else repr(info.values[0])
     if isinstance(info, mi.ListType | mi.VarTupleType | mi.SetType):
         size = " non-empty" if info.min_length else ""
         return f"a{size} list of {_plural(describe(info.item_type))}"

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +57,6 @@ BENCHMARK_KINDS = ("data-movement", "breakdown")
 PLATFORMS = ("pim", "cpu", "gpu")
 FOLDER = "pim-opt"
 _ID = re.compile(r"^(?:fig(?:ure)?[ _-]?)?0*([1-9][0-9]*)$", re.IGNORECASE)
-_FIGURE_KEYS = {"id", "title", "shows", "kind", "source", "finding", "finding_basis", "notes"}
-_WORKLOAD_KEYS = {"dataset", "models", "optimizers", "dpus", "scaling", "epochs", "view", "batch_size",
-                  "global_batch_size", "platforms"}
-_SWEEP_KEYS = {"model", "optimizer", "batch_sizes"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,69 +178,85 @@ def load_all() -> list[FigureSpec]:
 
 
 # ---------------------------------------------------------------- validation
-def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise StudyError(f"{where}: unknown key {key!r}{suggest(key, allowed)}")
+def figure_schema() -> Any:
+    """The schema of a figure file (``specs.schema``): its tables, keys, types and the names they take; what a
+    kind needs and whether every point is a workload is checked by ``from_mapping``."""
+    return _figure_schema(tuple(OPTIMIZERS))
+
+
+@lru_cache(maxsize=4)
+def _figure_schema(optimizers: tuple[str, ...]) -> Any:
+    # lazy imports keep the CLI's cold start fast (msgspec is imported only when a file is validated)
+    from typing import Annotated
+
+    import msgspec
+
+    from ..specs.schema import literal
+
+    def struct(name: str, fields: list[Any]) -> Any:
+        return msgspec.defstruct(name, fields, forbid_unknown_fields=True, kw_only=True)
+
+    text = Annotated[str, msgspec.Meta(pattern=r"\S")]
+    count = Annotated[int, msgspec.Meta(ge=1)]
+    counts = Annotated[list[count], msgspec.Meta(min_length=1)]
+
+    def names(values: Any) -> Any:
+        return Annotated[list[literal(values)], msgspec.Meta(min_length=1)]  # type: ignore[misc]
+
+    unset = msgspec.UNSET
+    figure = struct("figure", [
+        ("id", Annotated[str, msgspec.Meta(pattern=r"^fig[1-9][0-9]*$", description="'fig' and the study's "
+                                                                                    "figure number")]),
+        ("title", text), ("shows", text), ("kind", literal(KINDS)), ("source", text), ("finding", text),
+        ("finding_basis", text), ("notes", list[text], unset)])
+    workload = struct("workload", [
+        ("dataset", literal(DATASETS)), ("models", names(MODELS), unset), ("optimizers", names(optimizers), unset),
+        ("dpus", counts), ("scaling", literal(SCALINGS)), ("epochs", count), ("view", literal(VIEWS)),
+        ("batch_size", count, unset), ("global_batch_size", count, unset), ("platforms", names(PLATFORMS), unset)])
+    sweep = struct("sweep", [("model", literal(MODELS)), ("optimizer", literal(optimizers)),
+                             ("batch_sizes", counts)])
+    return struct("figure_file", [("figure", figure), ("workload", workload),
+                                  ("sweep", list[sweep], unset)])  # type: ignore[valid-type]
 
 
 def _table(data: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    if not isinstance(value, Mapping):
-        raise StudyError(f"{origin}: needs a [{key}] table")
+    value: Mapping[str, Any] = data[key]
     return value
 
 
 def _text(table: Mapping[str, Any], key: str, where: str) -> str:
-    value = table.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise StudyError(f"{where}: {key} must be a non-empty string, got {value!r}")
-    return " ".join(value.split())
+    return " ".join(str(table[key]).split())
 
 
 def _count(value: Any, key: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise StudyError(f"{where}: {key} must be a positive whole number, got {value!r}")
-    return value
+    return int(value)
 
 
 def _names(value: Any, key: str, allowed: tuple[str, ...], where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise StudyError(f"{where}: {key} must be a non-empty list, e.g. {list(allowed)}")
-    for item in value:
-        if item not in allowed:
-            raise StudyError(f"{where}: unknown {key.rstrip('s')} {item!r}{suggest(str(item), allowed)}")
+    if value is None:
+        raise StudyError(f"{where}: {key} is missing (a non-empty list, e.g. {list(allowed)})")
     if len(set(value)) != len(value):
         raise StudyError(f"{where}: {key} lists a value twice: {value}")
     return tuple(value)
 
 
 def _counts(value: Any, key: str, where: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or not value:
-        raise StudyError(f"{where}: {key} must be a non-empty list of positive whole numbers")
-    out = tuple(_count(v, key, where) for v in value)
+    out = tuple(int(v) for v in value)
     if list(out) != sorted(set(out)):
         raise StudyError(f"{where}: {key} must be ascending without repeats, got {list(out)}")
     return out
 
 
 def _choice(table: Mapping[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
-    value = table.get(key)
-    if value not in allowed:
-        raise StudyError(f"{where}: {key} must be one of {', '.join(allowed)}, got {value!r}"
-                         f"{suggest(str(value), allowed) if isinstance(value, str) else ''}")
-    return str(value)
+    return str(table[key])
 
 
 def _sweeps(raw: Any, origin: str) -> tuple[Sweep, ...]:
     if raw is None:
         return ()
-    if not isinstance(raw, list) or not all(isinstance(s, Mapping) for s in raw):
-        raise StudyError(f"{origin}: each [[sweep]] must be a table")
     out = []
     for k, item in enumerate(raw, 1):
-        where = f"{origin} [[sweep]] {k}"
-        _check_keys(item, _SWEEP_KEYS, where)
+        where = f"{origin}: sweep[{k}]"
         model = _choice(item, "model", MODELS, where)
         optimizer = _choice(item, "optimizer", tuple(OPTIMIZERS), where)
         out.append(Sweep(model, optimizer, _counts(item.get("batch_sizes"), "batch_sizes", where)))
@@ -252,18 +265,15 @@ def _sweeps(raw: Any, origin: str) -> tuple[Sweep, ...]:
 
 def from_mapping(data: Mapping[str, Any], origin: str) -> FigureSpec:
     """A figure from parsed TOML (``origin`` names it in errors)."""
-    _check_keys(data, {"figure", "workload", "sweep"}, origin)
+    # lazy imports keep the CLI's cold start fast
+    from ..specs.schema import validate
+
+    validate(data, figure_schema(), origin, StudyError)
     head, work = _table(data, "figure", origin), _table(data, "workload", origin)
-    _check_keys(head, _FIGURE_KEYS, f"{origin} [figure]")
-    _check_keys(work, _WORKLOAD_KEYS, f"{origin} [workload]")
-    fid = _text(head, "id", f"{origin} [figure]")
-    number = _number(fid)
-    if number is None or fid != f"fig{number}":
-        raise StudyError(f"{origin} [figure]: id must be 'fig' and the study's figure number, e.g. 'fig5', got {fid!r}")
+    fid = _text(head, "id", f"{origin}: figure")
+    number = _number(fid) or 0
     notes = head.get("notes", [])
-    if not isinstance(notes, list) or not all(isinstance(n, str) and n.strip() for n in notes):
-        raise StudyError(f"{origin} [figure]: notes must be a list of non-empty strings")
-    where = f"{origin} [workload]"
+    where = f"{origin}: workload"
     kind = _choice(head, "kind", KINDS, f"{origin} [figure]")
     dataset = _choice(work, "dataset", tuple(DATASETS), where)
     sweeps = _sweeps(data.get("sweep"), origin)

@@ -287,6 +287,8 @@ def describe(info: Any) -> str:
     if isinstance(info, mi.BoolType):
         return "true or false"
     if isinstance(info, mi.StrType):
+        if info.pattern and info.pattern != r"\S":
+            return f"a string matching {info.pattern!r}"
         return "a non-empty string" if info.min_length or info.pattern else "a string"
     if isinstance(info, mi.LiteralType):
         shown = [str(v) if v != "" else '""' for v in info.values]
@@ -354,6 +356,8 @@ def explain(message: str, data: Any, struct: Any, origin: str, prefix: str = "")
         choices = [str(c) for c in _literal_values(info)]
         near = suggest(value, choices) if len(choices) > 1 else ""
         return f"{origin}: {key} must be {allowed}, got {value!r}{near if near.startswith(' (did') else ''}"
+    if allowed and isinstance(_strip(info), mi.StrType) and _doc(info):
+        return f"{origin}: {key} must be {allowed} ({_doc(info)}), got {_show(value)}"
     if allowed:
         return f"{origin}: {key} must be {allowed}, got {_show(value)}"
     return f"{origin}: {key}: {what}"

@@ -1,4 +1,4 @@
-"""``pimmodel specs list`` and ``pimmodel specs show NAME``."""
+"""``pimmodel specs list``, ``pimmodel specs show NAME`` and ``pimmodel specs schema KIND``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import typer
 
 from . import options as O
 
-specs_app = typer.Typer(help="List and show hardware specifications (hardware_specs/*.toml).",
+specs_app = typer.Typer(help="List and show hardware specifications (hardware_specs/*.toml); print the "
+                                 "schema of every input file kind.",
                         no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -76,6 +77,51 @@ def show_command(name: Annotated[str, typer.Argument(help="A spec name or a TOML
     for f in fields:
         table.add_row(f["section"], f["key"], f"{f['value']:g}", f["source"])
     print_table(table)
+
+
+SCHEMA_KINDS: dict[str, tuple[str, str]] = {
+    "hardware": ("pimmodel.specs.hardware:schema", "UPMEM-like hardware spec (hardware_specs/*.toml)"),
+    "bank-simd": ("pimmodel.specs.bank_simd:schema", "bank-level SIMD PIM hardware spec (family = \"bank-simd\")"),
+    "cpu": ("pimmodel.baselines.specs:cpu_schema", "CPU baseline spec (hardware_specs/cpu/*.toml)"),
+    "gpu": ("pimmodel.baselines.specs:gpu_schema", "GPU baseline spec (hardware_specs/gpu/*.toml)"),
+    "dataset": ("pimmodel.specs.workload:dataset_schema", "dataset file (--dataset FILE.toml)"),
+    "study": ("pimmodel.dse.space:study_schema", "design-space study (pimmodel explore STUDY.toml)"),
+    "figure": ("pimmodel.reproduce.spec:figure_schema", "figure of the study (studies/pim-opt/figNN.toml)"),
+}
+"""Every input file kind: where its schema is built (``specs.schema``) and what it describes."""
+_KIND_HELP = "The input file kind: " + "; ".join(f"{k} = {d}" for k, (_, d) in SCHEMA_KINDS.items()) + "."
+
+
+@specs_app.command("schema", help="Print the schema of an input file kind: its keys, what each takes and whether "
+                                  "it is required (--json: its JSON Schema). " + _KIND_HELP)
+def schema_command(kind: Annotated[str, typer.Argument(metavar="KIND", help=_KIND_HELP, show_default=False)],
+                   json: Annotated[bool, typer.Option("--json", help="Print the kind's JSON Schema.")] = False
+                   ) -> None:
+    # lazy imports keep the CLI's cold start fast
+    from ..errors import unknown
+    from ..specs.architectures import resolve
+
+    if kind not in SCHEMA_KINDS:
+        raise unknown("schema kind", kind, SCHEMA_KINDS)
+    struct = resolve(SCHEMA_KINDS[kind][0])()
+    if json:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.json import emit
+
+        if kind == "dataset":
+            from ..specs.workload import dataset_json_schema
+
+            emit(dataset_json_schema())
+        else:
+            from ..specs.schema import json_schema
+
+            emit(json_schema(struct))
+        return
+    from ..specs.schema import outline
+
+    typer.echo(f"# {kind}: {SCHEMA_KINDS[kind][1]}")
+    for key, takes, required, doc in outline(struct):
+        typer.echo(f"{key}: {takes}{'' if required else ' (optional)'}{f'  # {doc}' if doc else ''}")
 
 
 def register(app: typer.Typer) -> None:

@@ -123,7 +123,33 @@ def schema_for_fields(name: str, fields: Sequence[Field], *, family: str | None 
 
 def json_schema(struct: Any) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a schema type."""
-    return msgspec.json.schema(struct)  # type: ignore[no-any-return]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **msgspec.json.schema(struct)}
+
+
+def outline(struct: Any) -> list[tuple[str, str, bool, str]]:
+    """Every key a schema type takes, as (dotted key, what it takes, required, description), tables first-level
+    keys before their own (``[]`` marks a list's items, ``<name>`` a free key): what ``specs schema`` prints."""
+    out: list[tuple[str, str, bool, str]] = []
+
+    def walk(info: Any, path: str) -> None:
+        info = _strip(info)
+        if isinstance(info, mi.UnionType):
+            for member in info.types:
+                if not _is_constant(member):
+                    walk(member, path)
+            return
+        if isinstance(info, mi.ListType):
+            walk(info.item_type, path + "[]")
+        elif isinstance(info, mi.DictType):
+            walk(info.value_type, path + ".<name>" if path else "<name>")
+        elif isinstance(info, mi.StructType):
+            for f in info.fields:
+                key = f"{path}.{f.encode_name}" if path else f.encode_name
+                out.append((key, describe(f.type), f.required, _doc(f.type)))
+                walk(f.type, key)
+
+    walk(mi.type_info(struct), "")
+    return out
 
 
 # ---------------------------------------------------------------- validation and its one line

@@ -223,6 +223,8 @@ def _doc(info: Any) -> str:
         if info.extra_json_schema and info.extra_json_schema.get("description"):
             return str(info.extra_json_schema["description"])
         info = info.type
+    if isinstance(info, mi.UnionType):
+        return next((d for d in (_doc(m) for m in info.types) if d), "")
     return ""
 
 

@@ -32,6 +32,7 @@ from .costmodel import Prediction
 from .costmodel import predict as _predict
 from .errors import ArgumentError, check_type
 from .specs import DEFAULT_HARDWARE, SPEC_TYPES, HardwareSpec, HyperParams, Workload, load_hardware, to_toml
+from .specs.architectures import architecture_of
 from .version import environment
 
 HardwareLike = HardwareSpec | str | Path
@@ -65,7 +66,7 @@ def calibration_note(cal: CalibrationResult, hw: HardwareSpec) -> str | None:
     """A sentence when ``cal`` was fitted on emulations of another hardware spec than ``hw`` (its coefficients
     are kernel counts fitted there; used here without a word they would pass for this machine's)."""
     made_for = cal.provenance.get("hardware")
-    if not made_for or made_for == hw.name:
+    if not made_for or made_for == hw.name or not architecture_of(hw).calibrated:
         return None
     return (f"calibration {cal.label} was fitted on {made_for}, used here for {hw.name}; run `pimmodel calibrate "
             f"--hardware {hw.name}` for coefficients of this machine")

@@ -20,7 +20,7 @@ PRICING_API = ("evaluate", "evaluate_point", "equations", "expressions", "inputs
 
 def _modules(info) -> set[str]:  # type: ignore[no-untyped-def]
     paths = [info.spec.partition(":")[0], info.capacity.partition(":")[0]] + ([info.pricing] if info.pricing else [])
-    return set(paths)
+    return set(paths) | set(info.modules) | ({info.silicon_check.partition(":")[0]} if info.silicon_check else set())
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -32,6 +32,10 @@ def test_every_piece_exists(name: str) -> None:
     for attr in ("from_mapping", "to_mapping", "FIELDS"):
         assert hasattr(module, attr), f"{info.spec}: no {attr}"
     assert callable(resolve(info.capacity))
+    if info.silicon_check:
+        assert callable(resolve(info.silicon_check))
+    for module in info.modules:
+        resolve(module)
     if info.pricing:
         pricing = resolve(info.pricing)
         missing = [a for a in PRICING_API if not hasattr(pricing, a)]

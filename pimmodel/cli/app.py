@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from ..errors import PimModelError
 
 COMMAND_MODULES = ("predict", "specs", "emulate", "calibrate", "validate", "explore", "baseline", "compare", "kernel",
-                   "reproduce", "transfer")
+                   "reproduce", "transfer", "compare_families")
 
 FLAGS = ("-q", "--quiet", "-v", "--verbose", "-vv", "-vvv")
 VALUED = ("--log-file",)

@@ -107,6 +107,13 @@ def hardware(name: str, command: str = "", workload: str = "linear") -> Hardware
     return hw
 
 
+def default_units(name: str) -> int:
+    """``--dpus`` when it is not given: the study's 2,048, or the largest power of two a smaller system has."""
+    from ..specs.architectures import study_units  # lazy imports keep the CLI's cold start fast
+
+    return study_units(load_hardware(name))
+
+
 def _list_parts(text: str, option: str, example: str) -> list[str]:
     """The comma-separated entries of a list option; an empty list or an empty entry (``256,,512``, a trailing
     comma) is an error, not silently dropped."""

@@ -77,8 +77,9 @@ def predict_command(
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
-    dpus: Annotated[int, typer.Option(
-        "--dpus", help="Number of DPUs (one count; `pimmodel scale --dpus 256,512` sweeps several).")] = 2048,
+    dpus: Annotated[int | None, typer.Option(
+        "--dpus", help="Number of DPUs or PIM units (one count; `pimmodel scale --dpus 256,512` sweeps several; "
+        "default: the study's 2,048, or the largest power of two a smaller system has).")] = None,
     tasklets: O.Tasklets = 16,
     scaling: O.Scaling = "weak",
     epochs: O.Epochs = 10,
@@ -114,10 +115,12 @@ def predict_command(
     records}.
     """
     if not F.is_study_family(workload, ctx):
-        F.predict_family(workload, hardware, [dpus], points, dims, clusters, iterations, n_init, output, json)
+        F.predict_family(workload, hardware, [dpus if dpus is not None else 2048], points, dims, clusters, iterations,
+                         n_init, output, json)
         return
     O.check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
+    dpus = dpus if dpus is not None else O.default_units(hardware)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
                              interval, sync_every)

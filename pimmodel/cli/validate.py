@@ -10,17 +10,19 @@ import typer
 
 from . import options as O
 
-Groups = Annotated[str, typer.Option("--group", help="Comma-separated groups (reported in this order): hardware "
+Groups = Annotated[str | None, typer.Option("--group", help="Comma-separated groups (reported in this order): hardware "
                                      "(real UPMEM PrIM kernel and transfer times), published (PrIM microbenchmarks), "
                                      "emulator (alias consistency: model vs emulator), finding (the study's "
                                      "findings), training (real UPMEM training runs: dpu_kmeans, SimplePIM; not "
                                      "in the default), whatif (measured host-path changes, changed / baseline "
-                                     "ratios; not in the default).")]
+                                     "ratios; not in the default), bank-pim (Samsung HBM-PIM's silicon numbers; "
+                                     "the default, and the only group, of a bank-simd spec). Default: hardware,"
+                                     "published,emulator,finding.")]
 
 
 def validate_command(
     hardware: O.Hardware = "upmem-2556",
-    group: Groups = "hardware,published,emulator,finding",
+    group: Groups = None,
     calibration: O.Calibration = None,
     failures_only: Annotated[bool, typer.Option("--failures", help="Show only the failing cases.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write predicted vs reference (log-log, with the "
@@ -50,19 +52,24 @@ def validate_command(
     """
     # lazy imports keep the CLI's cold start fast
     from ..calibration.result import load_calibration
-    from ..validation import GROUP_ALIASES, GROUPS, validate
+    from ..specs.architectures import architecture_of
+    from ..validation import DEFAULT_GROUPS, GROUP_ALIASES, GROUPS, validate
 
     O.check_plot(plot)
     O.check_output(output)
-    groups = O.parse_name_list(group, "--group", (*GROUPS, *GROUP_ALIASES))
-    report = validate(O.hardware(hardware, "validate"), groups, load_calibration(calibration), cached=True)
+    hw = O.hardware(hardware, "validate")
+    family = architecture_of(hw)
+    default = ",".join(family.validation_groups or DEFAULT_GROUPS)
+    groups = O.parse_name_list(group or default, "--group", (*GROUPS, *GROUP_ALIASES))
+    hw = _family_spec(hw, groups)
+    report = validate(hw, groups, load_calibration(calibration), cached=True)
     record = report.to_record()
     if plot is not None:
         # lazy imports keep the CLI's cold start fast
         from ..report.validation_plot import validation_plot
 
         validation_plot(record, plot)
-    if not O.finish({**record, "provenance": O.provenance(hardware, calibration)}, output, "cases", json):
+    if not O.finish({**record, "provenance": O.provenance(hw, calibration)}, output, "cases", json):
         _print(record, failures_only)
         if plot is not None:
             typer.echo(f"plot written to {plot}", err=True)
@@ -74,6 +81,20 @@ TABLE_COLUMNS = 80
 """The table's widest line: it fits a classic terminal, and logs (no terminal: 160 columns) stay readable."""
 LEGEND = ("ref.: measurement, emulator or the study's number; error = model / ref. - 1; "
           "(input): a published case that restates a spec input, not evidence")
+
+
+def _family_spec(hw: Any, groups: list[str]) -> Any:
+    """The spec to validate: ``hw``, or, when every group asked for checks another architecture family (``--group
+    bank-pim`` on the default UPMEM spec), the spec those groups' references were measured on."""
+    from ..specs import load_hardware
+    from ..specs.architectures import REGISTRY, architecture_of
+    from ..validation import GROUP_INFO
+
+    mine = architecture_of(hw)
+    for info in REGISTRY.values():
+        if info is not mine and info.validation_groups and set(groups) <= set(info.validation_groups):
+            return load_hardware(GROUP_INFO[groups[0]].measured_on)
+    return hw
 
 
 def _print(record: dict, failures_only: bool) -> None:
@@ -96,6 +117,16 @@ def _print(record: dict, failures_only: bool) -> None:
                                         "training: targets (aggregate goals; reported, not cases)"))
             for u in summary.get("unexpressed", []):
                 console.print(Text(f"not expressed: {u['source']} ({u['rows']} rows): {u['why']}"), width=width)
+        if "rows" in summary and "host_shares" in summary:  # an architecture family's silicon check
+            console.print(_target_table([t for t in record["targets"] if t["group"] == group], width,
+                                        f"{group}: targets (aggregate goals; reported, not cases)"))
+            for r in summary["rows"]:
+                if not r["scored"] and r["role"] != "context":
+                    console.print(Text(f"not scored: {r['id']} ({r['role']}): {r['why']}"), width=width)
+            claims = [f"{r['id']} {r['measured']:g} {r['unit']}" for r in summary["rows"] if r["role"] == "context"]
+            if claims:
+                console.print(Text(f"context (no measured configuration; shown, never scored): {'; '.join(claims)}"),
+                              width=width)
         if group == "hardware":
             console.print(_kernel_table(summary["kernels"], width))
             if "test_sources" in summary:

@@ -16,8 +16,9 @@ sigmoid or the hinge test:
    ADMM, local SGD), ``2 D_L`` more per update (read w and scale-add, write w).
 
 Every command is one ``command_s`` (tCCD_L) for all units of a pseudo-channel at once; each row of ``row_bytes`` a
-kernel streams from a bank costs one all-bank activate (``row_cycle_s``), which no other bank hides (data
-movement inside the memory: the ``mram_wram_dma`` phase of the shared vocabulary). Each kernel pays the mode
+kernel streams from a bank costs one all-bank activate (``row_cycle_s``), ``activation_exposed`` of it not hidden
+behind the commands to the unit's other bank (data movement inside the memory: the ``mram_wram_dma`` phase of the
+shared vocabulary). Each kernel pays the mode
 switch, its program (``program_commands`` writes) and one host call. The optimizer's own transfer calls keep their
 values but move FP16 (half the study's int32 bytes); a buffer identical for every unit is written once per
 pseudo-channel (all-bank write), distinct buffers once per unit. The host aggregation streams every byte it
@@ -130,7 +131,7 @@ def outputs(optimizer: str, model: str) -> tuple[Terms, dict[str, sympy.Expr]]:
     per_kernel = t.define("t_kernel", BS.mode_switch_s + BS.program_commands * BS.command_s + BS.host_call_s,
                           "one kernel: mode switch, its program, one host call")
     compute = commands * BS.command_s
-    inside = activations * BS.row_cycle_s
+    inside = activations * BS.row_cycle_s * BS.activation_exposed
     zero = sympy.Integer(0)
     out = {
         "dpu_compute": compute,
@@ -231,4 +232,10 @@ def record_extra(w: Any, hw: Any) -> dict[str, Any]:
     from ..specs.architectures import architecture_of
 
     info = architecture_of(hw)
-    return {"family": info.name, "unit": info.unit, "datatype": info.datatypes, "family_note": MAPPING_NOTE}
+    return {"family": info.name, "unit": info.unit, "datatype": info.datatypes, "family_note": MAPPING_NOTE,
+            "phase_labels": PHASE_LABELS}
+
+
+PHASE_LABELS = {"dpu_compute": "PIM commands", "mram_wram_dma": "row activations",
+                "launch": "kernels + mode switch"}
+"""The shared phases as this family's tables name them."""

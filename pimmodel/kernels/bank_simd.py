@@ -39,3 +39,26 @@ def check(w: Any, hw: Any) -> int:
         raise CapacityError(f"{need / MiB:.1f} MiB per {info.unit} but a {info.unit} of {hw.name} has "
                             f"{hw.unit_memory_bytes / MiB:.0f} MiB; {fix}")
     return need
+
+
+# ---------------------------------------------------------------- memory-bound micro-kernels (the silicon checks)
+def unit_stream_s_per_byte(hw: Any) -> float:
+    """Seconds per byte one unit streams from its banks through its lanes: one command per ``lanes`` FP16 values,
+    plus the exposed share of one all-bank activation per row."""
+    return hw.command_s / (VALUE_BYTES * hw.lanes) + hw.activation_exposed * hw.row_cycle_s / hw.row_bytes
+
+
+def channel_stream_bytes_per_s(hw: Any) -> float:
+    """Bytes per second the units of one pseudo-channel stream together (they run the same command at once)."""
+    return hw.units_per_channel / unit_stream_s_per_byte(hw)
+
+
+def peak_internal_over_pins(hw: Any) -> float:
+    """The units' command rate over the pins' rate, activations aside (ISSCC'21 states 4x for the device)."""
+    return hw.units_per_channel * VALUE_BYTES * hw.lanes / hw.command_s / hw.channel_bytes_per_s
+
+
+def streaming_speedup(hw: Any, host_fraction: float) -> float:
+    """A large memory-bound kernel's (GEMV, vector ADD) speed-up on the units over a host that streams the same
+    bytes at ``host_fraction`` of the pins' rate (mode switches and kernel calls amortised over a large size)."""
+    return channel_stream_bytes_per_s(hw) / (host_fraction * hw.channel_bytes_per_s)

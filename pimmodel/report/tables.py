@@ -18,8 +18,13 @@ VIEW_NOTES = {
 
 
 def _title(r: Mapping[str, Any]) -> str:
-    return (f"{r['dataset']} · {r['model'].upper()} · {r['hardware']} · {r['dpus']} DPUs x {r['tasklets']} "
-            f"tasklets · {r['scaling']} scaling")
+    units = f"{r['dpus']} {r['unit']}s" if "unit" in r else f"{r['dpus']} DPUs x {r['tasklets']} tasklets"
+    return f"{r['dataset']} · {r['model'].upper()} · {r['hardware']} · {units} · {r['scaling']} scaling"
+
+
+def _labels(r: Mapping[str, Any]) -> dict[str, str]:
+    """The phases' names in a record's architecture family (its ``phase_labels``; UPMEM's by default)."""
+    return {**PHASE_LABELS, **r.get("phase_labels", {})}
 
 
 def comparison_table(records: Sequence[Mapping[str, Any]]) -> Table:
@@ -36,7 +41,7 @@ def comparison_table(records: Sequence[Mapping[str, Any]]) -> Table:
             share = value / total if total else 0.0
             text = f"{format_seconds(value)} ({share:5.1%})"
             cells.append(f"[bold red]{text}[/]" if phase == r["bottleneck"] else text)
-        table.add_row(PHASE_LABELS[phase], *cells)
+        table.add_row(_labels(first)[phase], *cells)
     table.add_section()
     table.add_row("epoch", *(format_seconds(r["per_epoch_s"]["total"]) for r in records))
     table.add_row(f"total ({first['epochs']} epochs)", *(f"[bold]{format_seconds(r['total_s'])}[/]" for r in records))
@@ -44,7 +49,7 @@ def comparison_table(records: Sequence[Mapping[str, Any]]) -> Table:
                                                            + r["per_epoch_bytes"]["pim_to_host"]) for r in records))
     table.add_row("MRAM<->WRAM bytes/epoch", *(format_bytes(r["per_epoch_bytes"]["mram_to_wram"]
                                                             + r["per_epoch_bytes"]["wram_to_mram"]) for r in records))
-    table.add_row("bottleneck", *(PHASE_LABELS[r["bottleneck"]] for r in records))
+    table.add_row("bottleneck", *(_labels(r)[r["bottleneck"]] for r in records))
     return table
 
 
@@ -55,7 +60,7 @@ def scaling_table(records: Sequence[Mapping[str, Any]], metrics: Sequence[Mappin
                   caption=VIEW_NOTES[first["view"]])
     table.add_column("DPUs", justify="right")
     for phase in PHASES:
-        table.add_column(PHASE_LABELS[phase], justify="right")
+        table.add_column(_labels(first)[phase], justify="right")
     table.add_column("epoch", justify="right")
     table.add_column("speedup" if strong else "time growth", justify="right")
     if strong:
@@ -65,7 +70,7 @@ def scaling_table(records: Sequence[Mapping[str, Any]], metrics: Sequence[Mappin
         row = [str(r["dpus"]), *(format_seconds(r["per_epoch_s"][p]) for p in PHASES),
                format_seconds(r["per_epoch_s"]["total"])]
         row += [f"{m['speedup']:.2f}x", f"{m['efficiency']:.0%}"] if strong else [f"{m['time_growth']:.2f}x"]
-        table.add_row(*row, PHASE_LABELS[r["bottleneck"]])
+        table.add_row(*row, _labels(r)[r["bottleneck"]])
     return table
 
 

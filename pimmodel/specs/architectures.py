@@ -56,6 +56,14 @@ class ArchitectureInfo:
     """the arithmetic its units run the study's models in (said in every record)."""
     interval: bool = True
     """True: the transfer spread of the upmem-scale fit machines applies (``calibration.transfers``)."""
+    calibrated: bool = True
+    """True: its pricing reads the coefficients ``pimmodel calibrate`` fits on the emulator."""
+    validation_groups: tuple[str, ...] = ()
+    """the ``pimmodel validate`` groups that check its specs (empty: the UPMEM groups)."""
+    silicon_check: str = ""
+    """``module:function`` ``(hw) -> (cases, targets, details)``: its validation group's check on real numbers."""
+    modules: tuple[str, ...] = ()
+    """its other modules (a fit, the silicon check's), reached only through this entry."""
     sources: str = ""
     """where its constants come from."""
     clock: str = "dpu_clock_hz"
@@ -84,7 +92,9 @@ REGISTRY: dict[str, ArchitectureInfo] = {info.name: info for info in (
         pricing="pimmodel.costmodel.bank_simd", unit="PIM unit", layouts=("dense",),
         layout_note="the units have no gather for a sparse row's indices",
         datatypes="FP16 (the units have no integer multiply: the study's fixed point is priced as FP16)",
-        interval=False, clock="command_rate_hz",
+        interval=False, calibrated=False, clock="command_rate_hz", validation_groups=("bank-pim",),
+        silicon_check="pimmodel.validation.bank_pim:bank_pim_cases",
+        modules=("pimmodel.validation.bank_pim", "pimmodel.calibration.bank_pim"),
         commands=("predict", "scale", "equations", "sensitivity", "specs", "validate", "compare-families"),
         workloads=("linear",),
         sources="pimmodel/data/validation/bank-pim/constants.md (ISSCC'21, ISCA'21, PIMSimulator)"),
@@ -148,3 +158,12 @@ def check_command(hw: Any, command: str, workload: str = "linear") -> None:
     if info.workloads and workload not in info.workloads:
         raise SpecError(f"--workload {workload} does not run on {hw.name} ({info.label}); it prices "
                         f"{', '.join(info.workloads)} (e.g. --workload {info.workloads[0]})")
+
+
+def study_units(hw: Any, study_dpus: int = 2048) -> int:
+    """The study's 2,048 units, or the largest power of two of them a smaller system has (what ``--dpus`` means
+    when it is not given)."""
+    n = study_dpus
+    while n > hw.dpus_available and n > 1:
+        n //= 2
+    return n

@@ -1,5 +1,5 @@
-"""Bank-level SIMD PIM (Samsung HBM-PIM / Aquabolt-XL): one frozen record per system, loaded from a hardware TOML
-file with ``family = "bank-simd"``.
+"""Bank-level SIMD PIM (Samsung HBM-PIM / Aquabolt-XL): one frozen record per system, loaded from a hardware TOML file
+with ``family = "bank-simd"``.
 
 The organisation: a system has ``stacks`` HBM stacks; each has ``pim_channels_per_stack`` pseudo-channels with PIM
 units, ``units_per_channel`` units each, one unit per ``banks_per_unit`` banks. A unit is a ``lanes``-wide FP16 SIMD
@@ -7,13 +7,13 @@ ALU with ``grf_registers`` vector registers (per operand file) and ``srf_registe
 instruction the host's column command selects from its small instruction buffer. Every unit of a pseudo-channel
 executes the same command at once (all-bank PIM mode), one command per ``command_s`` (the bank-group column-to-
 column delay tCCD_L); a command moves one ``lanes`` x 2 B column of each bank it reads. A DRAM row of ``row_bytes``
-is opened once per ``row_cycle_s`` in every bank together (all-bank activate), and entering and leaving PIM mode
-costs ``mode_switch_s``. The host writes and reads the units' memory and registers over the normal HBM interface.
+is opened once per ``row_cycle_s`` in every bank together (all-bank activate), of which ``activation_exposed`` is
+not hidden behind the unit's commands to its other bank, and entering and leaving PIM mode costs ``mode_switch_s``.
+The host writes and reads the units' memory and registers over the normal HBM interface.
 
 The ``FIELDS`` table is the one place that maps TOML keys to record fields, scales and allowed ranges, as for the
-UPMEM-like family (``specs.hardware.Field``). Every constant's source is in the TOML file; the tags are the
-hardware reference's (S/C/T = sourced, D = derived, A = assumption).
-"""
+UPMEM-like family (``specs.hardware.Field``). Every constant's source is in the TOML file; the tags are the hardware
+reference's (S/C/T = sourced, D = derived, A = assumption)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,10 @@ FIELDS: tuple[Field, ...] = (
     _f("row_cycle_s", "timing", "row_cycle_ns", 1e-9, 0, 1e-3,
        doc="open a new row in every bank (all-bank ACT + PRE, tRC)"),
     _f("row_bytes", "timing", "row_bytes", 1, 32, 1 << 20, True, doc="bytes of one DRAM row of a bank (page)"),
+    _f("activation_exposed", "timing", "activation_exposed", 1, 0, 1,
+       doc="share of each row activation the unit's commands to its other bank do not hide (1 = all exposed)"),
+    _f("channel_bytes_per_s", "timing", "channel_gb_per_s", 1e9, 1e6, 1e15,
+       doc="the pins' rate of one pseudo-channel (what a host can read or write of it at most)"),
     _f("mode_switch_s", "timing", "mode_switch_ns", 1e-9, 0, 1e9,
        doc="enter all-bank PIM mode and return to single-bank mode (the mode-register sequence), per kernel"),
     _f("program_commands", "timing", "program_commands", 1, 0, 1 << 16, True,
@@ -89,6 +93,8 @@ class BankSimdSpec:
     command_s: float
     row_cycle_s: float
     row_bytes: int
+    activation_exposed: float
+    channel_bytes_per_s: float
     mode_switch_s: float
     program_commands: int
     host_write_bytes_per_s: float

@@ -23,7 +23,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..calibration.result import CalibrationResult, load_calibration
-from ..specs import HardwareSpec
+from ..errors import SpecError
+from ..specs import HardwareSpec, load_hardware
+from ..specs.architectures import REGISTRY as ARCHITECTURES
+from ..specs.architectures import ArchitectureInfo, architecture_of, resolve
 from .cases import (
     DEFAULT_GROUPS,
     GROUP_ALIASES,
@@ -46,12 +49,22 @@ __all__ = ["DEFAULT_GROUPS", "GROUPS", "GROUP_ALIASES", "GROUP_INFO", "KINDS", "
            "published_cases", "validate"]
 
 
+def family_of_group(group: str) -> ArchitectureInfo | None:
+    """The architecture family whose silicon check ``group`` is, if any."""
+    return next((info for info in ARCHITECTURES.values() if group in info.validation_groups), None)
+
+
 def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
              calibration: CalibrationResult | None = None, cached: bool = False) -> ValidationReport:
     """Run the selected groups (ids or aliases; reported in ``GROUPS`` order) with ``calibration`` (None: the
     shipped one); ``cached``: the consistency group reads emulations of unchanged emulator sources from disk."""
     cal = calibration if calibration is not None else load_calibration(None)
     selected = ordered(list(groups))
+    family = architecture_of(hw)
+    wrong = [g for g in selected if family.validation_groups and g not in family.validation_groups]
+    if wrong:
+        raise SpecError(f"--group {','.join(wrong)} checks UPMEM-like hardware, not {hw.name} ({family.label}); "
+                        f"use --group {','.join(family.validation_groups)}")
     cases: list[Case] = []
     targets: list[Target] = []
     details: dict[str, Any] = {}
@@ -81,6 +94,11 @@ def validate(hw: HardwareSpec, groups: Iterable[str] = DEFAULT_GROUPS,
             cases += more
             targets += aims
             details["training"] = training_details(hw)
+        elif (owner := family_of_group(group)) is not None:  # an architecture family's own silicon check
+            spec = hw if group in family.validation_groups else load_hardware(GROUP_INFO[group].measured_on)
+            more, aims, details[group] = resolve(owner.silicon_check)(spec)
+            cases += more
+            targets += aims
         elif group == "whatif":
             from .whatif_cases import whatif_cases
 

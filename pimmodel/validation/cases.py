@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import unknown
 from ..resources import data_dir
 
-GROUPS = ("hardware", "published", "emulator", "finding", "training", "whatif")
+GROUPS = ("hardware", "published", "emulator", "finding", "training", "whatif", "bank-pim")
 """Group ids, in the order a run reports them (the hardware group first)."""
 DEFAULT_GROUPS = ("hardware", "published", "emulator", "finding")
 """What a run without ``--group`` checks; ``training`` (real end-to-end training runs) and ``whatif`` (measured
@@ -78,6 +78,11 @@ GROUP_INFO: dict[str, GroupInfo] = {
         "about real hardware: whether a predicted difference between two machines (the SDK's transfers vs a direct "
         "host path) has the size the silicon shows; rows no term expresses yet are listed with the reason",
         MEASURED_ON),
+    "bank-pim": GroupInfo(
+        "bank-pim: Samsung HBM-PIM's published silicon numbers (test rows never fitted)",
+        "about real hardware of the second family: speed-ups of memory-bound kernels on HBM-PIM over its hosts, "
+        "from device constants with one fitted host share; rows no term expresses are listed with the reason",
+        "hbm-pim-aquabolt"),
 }
 
 

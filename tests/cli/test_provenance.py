@@ -48,11 +48,13 @@ CASES: dict[str, Any] = {
                                  marks=slow),
     "reproduce": pytest.param(["reproduce", "fig4", "--output", "TMP/figs", "--json"], "upmem-2556", marks=slow),
     "reproduce --list": (["reproduce", "--list", "--json"], None),
+    "compare-families": (["compare-families", "--dataset", "criteo-1tb", "--hardware", "hbm-pim-aquabolt", "--json"],
+                         None),
 }
 """command -> (arguments, the hardware its record names); TMP is the test's folder."""
 WRITES_OUTPUT = {"predict", "scale", "equations", "specs list", "specs show", "kernel", "kernel --list", "transfer",
                  "baseline predict", "baseline measure", "sensitivity", "emulate", "validate", "compare", "explore",
-                 "explore show"}
+                 "explore show", "compare-families"}
 """Commands whose -o FILE.json is the --json record (calibrate's and kernel --fit's -o is the calibration,
 reproduce's --output the folder of FIG.json files)."""
 

@@ -21,7 +21,9 @@ SMALL: dict[str, Any] = {
     "name": "small-bank", "family": "bank-simd",
     "organisation": {"stacks": 1, "pim_channels_per_stack": 2, "units_per_channel": 8, "banks_per_unit": 2,
                      "bank_mib": 8, "lanes": 16, "grf_registers": 8, "srf_registers": 8, "crf_instructions": 32},
-    "timing": {"command_ns": 1.0, "row_cycle_ns": 10.0, "row_bytes": 1024, "mode_switch_ns": 100.0,
+    "timing": {"command_ns": 1.0, "row_cycle_ns": 10.0, "row_bytes": 1024, "activation_exposed": 1.0,
+               "channel_gb_per_s": 19.2,
+               "mode_switch_ns": 100.0,
                "program_commands": 10},
     "host": {"write_gb_per_s": 1.0, "read_gb_per_s": 1.0, "reduce_gb_per_s": 1.0, "call_us": 1.0,
              "power_per_unit_w": 0.1},
@@ -51,6 +53,11 @@ def test_pim_commands_per_epoch_by_hand() -> None:
 def test_row_activations_by_hand() -> None:
     # streamed: 2 B x 256 x (2 x 64 rows + 2 x 8 updates) + 2 B x 16 lanes x 8 steps = 73,984 B: 73 rows of 1 KiB
     assert phases(workload(), small())["mram_wram_dma"] == pytest.approx(73 * 10 * NS, rel=1e-12)
+
+
+def test_hidden_activations_cost_nothing() -> None:
+    assert phases(workload(), small(activation_exposed=0.25))["mram_wram_dma"] == pytest.approx(
+        0.25 * 73 * 10 * NS, rel=1e-12)
 
 
 def test_kernel_launches_by_hand() -> None:

@@ -111,11 +111,12 @@ def schema_command(kind: Annotated[str, typer.Argument(metavar="KIND", help=_KIN
         if kind == "dataset":
             from ..specs.workload import dataset_json_schema
 
-            emit(dataset_json_schema())
+            document = dataset_json_schema()
         else:
             from ..specs.schema import json_schema
 
-            emit(json_schema(struct))
+            document = json_schema(struct)
+        emit({**document, "provenance": O.provenance()})  # an unknown keyword, which JSON Schema ignores
         return
     from ..specs.schema import outline
 

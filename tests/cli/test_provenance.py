@@ -27,6 +27,7 @@ CASES: dict[str, Any] = {
     "equations": (["equations", "--json"], None),
     "specs list": (["specs", "list", "--json"], None),
     "specs show": (["specs", "show", "upmem-640", "--json"], "upmem-640"),
+    "specs schema": (["specs", "schema", "study", "--json"], None),
     "kernel": (["kernel", "--name", "VA", "--dpus", "1", "--size", "2048", "--json"], "upmem-2556"),
     "kernel --list": (["kernel", "--list", "--json"], None),
     "transfer": (["transfer", "--bytes-per-dpu", "64KiB", "--dpus", "2048", "--json"], "upmem-2556"),

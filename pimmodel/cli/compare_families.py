@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,6 +18,8 @@ def compare_families_command(
                         ] = "upmem-2556,hbm-pim-aquabolt",
     dataset: Annotated[str, typer.Option("--dataset", help="Comma-separated datasets of the study "
                                          "(yfcc100m-hnfc6, criteo-1tb).")] = "yfcc100m-hnfc6,criteo-1tb",
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the phase split of each spec side by side "
+                                              "(.png/.svg/.pdf).")] = None,
     output: O.Output = None,
     json: O.Json = False,
 ) -> None:
@@ -34,10 +37,16 @@ def compare_families_command(
     from ..specs import DATASETS
 
     O.check_output(output)
+    O.check_plot(plot)
     specs = [O.hardware(name, "compare-families") for name in O.parse_name_list(hardware, "--hardware",
                                                                                  _names(hardware))]
     datasets = O.parse_name_list(dataset, "--dataset", tuple(DATASETS))
     records = [findings_on(hw, ds) for ds in datasets for hw in specs]
+    if plot is not None:
+        from ..report.plots import family_split_plot  # lazy imports keep the CLI's cold start fast
+
+        family_split_plot(records, plot)
+        typer.echo(f"plot written to {plot}", err=True)
     if O.finish({"comparisons": records, "provenance": O.provenance()}, output, "comparisons", json):
         return
     _print(records)

@@ -132,6 +132,11 @@ def findings_on(hw: Any, dataset: str = "yfcc100m-hnfc6", models: tuple[str, ...
     record["bottleneck"] = {f"{m}/{o}": r["bottleneck"] for (m, o), r in runs.items()}
     record["phase_share"] = {f"{m}/{o}": {p: r["per_epoch_s"][p] / r["per_epoch_s"]["total"] for p in PHASES}
                              for (m, o), r in runs.items()}
+    record["epoch_s"] = {f"{m}/{o}": r["per_epoch_s"]["total"] for (m, o), r in runs.items()}
+    record["view"] = bottleneck["view"]
+    first = next(iter(runs.values()))
+    if "phase_labels" in first:
+        record["phase_labels"] = first["phase_labels"]
     record["findings"] = {"optimizer": optimizer, "communication": communication, "scaling": scaling}
     return record
 

@@ -69,3 +69,41 @@ def scaling_plot(records: Sequence[Mapping[str, Any]], path: str | Path | None =
     if path is not None:
         save(fig, path)
     return fig
+
+
+def family_split_plot(records: Sequence[Mapping[str, Any]], path: str | Path | None = None) -> Figure:
+    """The same job's phase split on each architecture family, side by side (the records of ``pimmodel
+    compare-families`` that ran): one panel per (dataset, spec), a stacked bar of phase shares per optimizer and
+    model, the epoch time on top; saved to ``path`` if given."""
+    ran = [r for r in records if r.get("runs")]
+    if not ran:
+        raise PimModelError("no comparison ran, so there is no phase split to plot; give a dataset every spec runs")
+    fig = new_figure(3.2 * len(ran) + 1.8, 4.2, layout="constrained")
+    axes = fig.subplots(1, len(ran), sharey=True, squeeze=False)[0]
+    for ax, r in zip(axes, ran, strict=True):
+        keys = list(r["phase_share"])
+        bottom = [0.0] * len(keys)
+        labels = {**PHASE_LABELS, **r.get("phase_labels", {})}
+        for phase in PHASES:
+            values = [100 * r["phase_share"][k][phase] for k in keys]
+            ax.bar(keys, values, bottom=bottom, color=PHASE_COLORS[phase],
+                   label=PHASE_LABELS[phase] if labels[phase] == PHASE_LABELS[phase]
+                   else f"{PHASE_LABELS[phase]} / {labels[phase]}")
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        for i, k in enumerate(keys):
+            ax.text(i, 101, _seconds(r["epoch_s"][k]), ha="center", va="bottom", fontsize=7, rotation=90)
+        ax.set_title(f"{r['hardware']} ({r['family']})\n{r['dataset']}, {r['units']:,} {r['unit']}s", fontsize=9)
+        ax.tick_params(axis="x", labelrotation=90, labelsize=8)
+        ax.set_ylim(0, 125)
+    axes[0].set_ylabel("share of the epoch (%)")
+    fig.suptitle(f"the same job on each family: phase shares, {ran[0]['view']} view (the study's accounting; "
+                 "epoch time above each bar)", fontsize=9)
+    handles, names = axes[-1].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside right upper", fontsize=8)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1e3:.3g} ms" if value < 1 else f"{value:.3g} s"

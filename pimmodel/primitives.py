@@ -25,6 +25,13 @@ Conventions (one DMA engine and one revolver pipeline per DPU):
   ``push/pull_rank_growth`` of one rank's bandwidth, up to the ceiling ``push/pull_saturation_bytes_per_s`` of the
   shared host path (both fitted per machine to the upmem-scale fit files); a call from the DPUs costs
   ``pull_call_extra_s`` more than one to them.
+- NUMA placement (``placement_factor``): the SDK's copy threads run on the rank's node, so a rank whose host buffer
+  sits on the other socket moves its bytes across the socket link; the share of such ranks
+  (``remote_buffer_share``, or the ranks beyond ``ranks_per_socket`` when every buffer sits on the first node) costs
+  ``remote_transfer_factor`` (A) times a local rank's bytes. 0 remote (the default) is the pricing from before.
+- Host-mediated collectives (``host_gather_s``, ``host_broadcast_s``, ``host_reduction_s``, ``host_allreduce_s``):
+  the exchanges the optimizers make through the host, priced by the transfers and the host reduction above, times
+  ``host_collective_time_factor`` (1: the SDK path; a what-if knob for a changed collective implementation).
 - A launch costs ``launch_overhead_s + launch_per_dpu_s * dpus + launch_per_rank_s * (ranks - 1)``: the SDK's
   polling threads (NR_QUEUES = 4) sweep their ranks one after another, each sweep polling every DPU of a rank.
 """
@@ -207,6 +214,25 @@ def rank_set_bandwidth(per_rank_bytes_per_s: Num, dpus: Num, hw: Any, to_pim: bo
     return minimum(per_rank_bytes_per_s * rank_growth(dpus, hw, to_pim), maximum(ceiling, per_rank_bytes_per_s))
 
 
+# NUMA placement. The SDK's MRAM copy threads run on the rank's NUMA node (xeon_sp_translation.c
+# set_thread_numa_affinity; pim-opt-server.md section 3.2); nothing in the SDK places the host buffers, so they sit
+# where their pages were first touched (or where numactl puts them). A remote rank's bytes cross the socket link.
+def remote_rank_share(dpus: Num, hw: Any) -> Num:
+    """Share of a transfer's ranks whose host buffer sits on another socket: ``remote_buffer_share``, or, with every
+    buffer on the first node (``buffers_on_one_node`` = 1), the ranks beyond ``ranks_per_socket`` (dpu_alloc takes
+    ranks in enumeration order, the first socket's first)."""
+    n = ranks(dpus, hw)
+    one_node = hw.buffers_on_one_node
+    return (one_node * maximum(n - hw.ranks_per_socket, 0) / maximum(n, 1)
+            + (1 - one_node) * hw.remote_buffer_share)
+
+
+def placement_factor(dpus: Num, hw: Any) -> Num:
+    """A transfer's byte time over its all-local time: ``1 + share * (remote_transfer_factor - 1)`` (the remote
+    ranks' bytes at the factor, the others unchanged; exactly 1 at share 0)."""
+    return 1 + remote_rank_share(dpus, hw) * (hw.remote_transfer_factor - 1)
+
+
 def transfer_threads(bytes_per_dpu: Num, hw: Any) -> Num:
     """Threads of a rank's pool one transfer of ``bytes_per_dpu`` uses (``TRANSFER_THREAD_SIZES``): 1, then 2 from
     1 KiB, 4 from 2 KiB, the whole pool from 32 KiB (never more than the pool)."""
@@ -274,14 +300,14 @@ def host_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, mode: 
         if not to_pim:
             raise ValueError("broadcast goes to the PIM side only")
         bandwidth = rank_set_bandwidth(hw.broadcast_bytes_per_s_per_rank, dpus, hw, True)
-        return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / bandwidth
+        return hw.transfer_call_overhead_s + bytes_per_dpu * dpus / bandwidth * placement_factor(dpus, hw)
     if mode == "parallel":
         return _parallel_s(bytes_per_dpu, dpus, hw, to_pim, memory)
     if mode == "serial":
         if memory == "wram":
             return dpus * (hw.wram_call_overhead_s + ceil(bytes_per_dpu / 4) * hw.wram_word_s)
         per_dpu = hw.serial_to_pim_bytes_per_s if to_pim else hw.serial_from_pim_bytes_per_s
-        return dpus * (_call_s(hw, to_pim) + bytes_per_dpu / per_dpu)
+        return dpus * (_call_s(hw, to_pim) + bytes_per_dpu / per_dpu * placement_factor(dpus, hw))
     raise ValueError(f"unknown transfer mode {mode!r}")
 
 
@@ -295,7 +321,8 @@ def _parallel_s(bytes_per_dpu: Num, dpus: Num, hw: Any, to_pim: bool, memory: st
         spread = ranks(dpus, hw) / rank_growth(dpus, hw, to_pim)
         return hw.wram_call_overhead_s + spread * transfer_lines(dpus, hw) * words * hw.wram_word_s
     one_rank = rank_transfer_s(bytes_per_dpu, dpus, hw, to_pim, distinct)
-    return _call_s(hw, to_pim) + rank_set_s(one_rank, bytes_per_dpu * dpus, dpus, hw, to_pim)
+    return (_call_s(hw, to_pim)
+            + rank_set_s(one_rank, bytes_per_dpu * dpus, dpus, hw, to_pim) * placement_factor(dpus, hw))
 
 
 def direct_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, path: Any, to_pim: bool, threads: Num) -> Num:
@@ -304,12 +331,13 @@ def direct_transfer_s(bytes_per_dpu: Num, dpus: Num, hw: Any, path: Any, to_pim:
     Loremkang/upmem-sdk-light src/benchmark/host.cpp; no per-size thread heuristic, no per-channel lock). The call
     costs ``path.call_s``; a thread moves a rank's lines at the SDK's own one-thread line rate
     (``line_s_per_byte`` alone: the same interleave and writes, without the pool), ``ceil(ranks / threads)``
-    rounds of it, never faster than ``path.ceiling_bytes_per_s`` for all the bytes. ``path`` holds one
-    direction's constants (``calibration.direct_path``)."""
+    rounds of it, never faster than ``path.ceiling_bytes_per_s`` for all the bytes, at ``placement_factor``.
+    ``path`` holds one direction's constants (``calibration.direct_path``)."""
     on_line = minimum(dpus, hw.chips_per_rank)
     one_rank_s = transfer_lines(dpus, hw) * bytes_per_dpu * line_s_per_byte(on_line, hw, to_pim)
     rounds = ceil(ranks(dpus, hw) / threads)
-    return path.call_s + maximum(rounds * one_rank_s, bytes_per_dpu * dpus / path.ceiling_bytes_per_s)
+    return path.call_s + (maximum(rounds * one_rank_s, bytes_per_dpu * dpus / path.ceiling_bytes_per_s)
+                          * placement_factor(dpus, hw))
 
 
 def launch_s(hw: Any, dpus: Num = 0) -> Num:
@@ -340,6 +368,44 @@ def host_reduce_s(bytes_streamed: Num, threads: Num, hw: Any) -> Num:
 def thread_start_s(threads: Num, hw: Any) -> Num:
     """Create and join ``threads`` pthreads (done every round by the study's parameter server)."""
     return threads * hw.thread_start_s
+
+
+# ---------------------------------------------------------------- host-mediated collectives
+# The exchanges the optimizers make through the host (the study's host code: pull every DPU's vector, reduce it on
+# the host's threads, push the result to every DPU; pim-opt-server.md section 2.5), as named prices built from the
+# transfers and the host reduction above, so a changed implementation of one (PID-Comm's in-DIMM collectives, a
+# faster host path) is one change: ``host_collective_time_factor`` (1 = the SDK path, no new measured constant).
+def host_gather_s(bytes_per_dpu: Num, dpus: Num, hw: Any) -> Num:
+    """Gather: one parallel pull of every DPU's own ``bytes_per_dpu`` (distinct buffers)."""
+    return hw.host_collective_time_factor * host_transfer_s(bytes_per_dpu, dpus, hw, False, "parallel")
+
+
+def host_broadcast_s(bytes_per_dpu: Num, dpus: Num, hw: Any) -> Num:
+    """Broadcast: the same buffer to every DPU (``host_transfer_s`` mode ``identical``: dpu_broadcast_to when
+    ``broadcast_identical_pushes`` is 1, else a parallel push of one buffer, as the study's host code does)."""
+    return hw.host_collective_time_factor * host_transfer_s(bytes_per_dpu, dpus, hw, True, "identical")
+
+
+def host_scatter_s(bytes_per_dpu: Num, dpus: Num, hw: Any) -> Num:
+    """Scatter: one parallel push of a distinct buffer to every DPU."""
+    return hw.host_collective_time_factor * host_transfer_s(bytes_per_dpu, dpus, hw, True, "parallel")
+
+
+def host_reduction_s(bytes_streamed: Num, threads: Num, thread_rounds: Num, hw: Any) -> Num:
+    """Reduce on the host: stream ``bytes_streamed`` (every DPU's vector, once per pass) through ``threads``
+    threads, created and joined ``thread_rounds`` times (the study's parameter server)."""
+    return hw.host_collective_time_factor * (host_reduce_s(bytes_streamed, threads, hw)
+                                             + thread_rounds * thread_start_s(threads, hw))
+
+
+def host_allreduce_s(bytes_per_dpu: Num, dpus: Num, threads: Num, hw: Any, passes: Num = 1,
+                     thread_rounds: Num = 1) -> Num:
+    """All-reduce through the host: gather every DPU's vector, reduce the ``dpus`` vectors (``passes`` sweeps) on
+    ``threads`` host threads, broadcast the result: what MA-SGD's round exchanges (its three phases
+    ``pim_to_host``, ``host_aggregate`` and ``host_to_pim`` price the three parts)."""
+    return (host_gather_s(bytes_per_dpu, dpus, hw)
+            + host_reduction_s(passes * dpus * bytes_per_dpu, threads, thread_rounds, hw)
+            + host_broadcast_s(bytes_per_dpu, dpus, hw))
 
 
 def cycles_to_s(cycles: Num, hw: Any) -> Num:

@@ -53,9 +53,8 @@ class DirectFit:
 
 
 def fit_rows(rows: tuple[WhatIfRow, ...] | None = None) -> list[WhatIfRow]:
-    """The transfer rows a fit may see: role ``fit`` only."""
-    return [r for r in (rows if rows is not None else load_whatifs()) if r.role == "fit" and r.kind ==
-            "transfer-mode"]
+    """The transfer rows a fit may see: role ``fit`` only, of the SDK against the direct path."""
+    return [r for r in (rows if rows is not None else load_whatifs()) if r.role == "fit" and r.pair == "sdk-direct"]
 
 
 def changed_s(row: WhatIfRow) -> float:

@@ -280,18 +280,40 @@ def _residual_sd(direction: str) -> float:
     return float(np.sqrt(np.mean(np.square(sds))))
 
 
+REMOTE_FACTOR_RANGE = (1.0, 2.9)
+"""The range the assumed ``remote_transfer_factor`` (A) may take: no penalty, up to UPMEM Unleashed's reported
+maximum NUMA-aware gain (arXiv 2510.15927v1 abstract, the what-if context row ``unleashed-numa-xfer-max``)."""
+
+
+def placement_log_sd(bytes_per_dpu: float, dpus: int, hw: HardwareSpec, direction: str, mode: str = "parallel",
+                     memory: str = "mram") -> float:
+    """The log spread of one call's time over the assumed remote penalty's range (``REMOTE_FACTOR_RANGE`` and the
+    spec's own factor); 0 when every host buffer is local (``primitives.remote_rank_share``)."""
+    from ..primitives import remote_rank_share
+
+    if not float(remote_rank_share(dpus, hw)) > 0:
+        return 0.0
+    to_pim = direction == "to-dpu"
+    preds = [float(host_transfer_s(bytes_per_dpu, dpus, v, to_pim, mode, memory))
+             for v in (hw, *(hw.replace(remote_transfer_factor=f) for f in REMOTE_FACTOR_RANGE))]
+    return float(np.std(np.log(preds), ddof=1))
+
+
 def transfer_log_sd(bytes_per_dpu: float, dpus: int, hw: HardwareSpec, direction: str, mode: str = "parallel",
                     memory: str = "mram") -> float:
     """The log standard deviation of one call's time: the spread of the predictions of ``hw`` and of ``hw`` with
     each fitted machine's constants (that cover the direction), combined with the machines' fit residual; doubled
-    outside the fitted range."""
+    outside the fitted range; with remote host buffers, combined with the assumed remote penalty's spread
+    (``placement_log_sd``)."""
     to_pim = direction == "to-dpu"
     preds = [float(host_transfer_s(bytes_per_dpu, dpus, hw, to_pim, mode, memory))]
     preds += [float(host_transfer_s(bytes_per_dpu, dpus, v, to_pim, mode, memory))
               for m, v in _machine_variants(hw) if direction in _COVERS[m]]
     spread = float(np.std(np.log(preds), ddof=1)) if len(preds) > 1 else 0.0
     sd = math.hypot(spread, _residual_sd(direction))
-    return sd if inside_fit(direction, mode, memory, dpus, bytes_per_dpu) else OUTSIDE_WIDENING * sd
+    sd = sd if inside_fit(direction, mode, memory, dpus, bytes_per_dpu) else OUTSIDE_WIDENING * sd
+    placement = placement_log_sd(bytes_per_dpu, dpus, hw, direction, mode, memory)
+    return math.hypot(sd, placement) if placement else sd
 
 
 ALIGN_BYTES = {"mram": 8, "wram": 4}

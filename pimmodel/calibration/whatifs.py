@@ -16,6 +16,10 @@ KINDS = ("collective", "placement", "transfer-engine", "transfer-mode", "applica
 ROLES = ("fit", "test", "context")
 RATIOS = ("time", "throughput", "speedup")
 VALUE_KINDS = ("table", "text", "figure-read")
+PAIRS = ("sdk-direct", "parallel-serial", "transposition", "")
+"""How the model expresses a row's two configurations (``validation/whatif_cases.py``): the SDK's parallel transfer
+against a direct host path; a parallel push against one DPU per call on the machine's fitted constants; with and
+without the byte transposition (no term: priced alike); empty for a context row (not scored)."""
 RATIO_TOLERANCE = 0.005
 """Relative rounding a stored ratio may carry against its two stored values."""
 
@@ -42,6 +46,8 @@ class WhatIfRow:
     changed_config: str
     changed_threads: int | None = None
     """Host threads of the changed configuration, where the source states them."""
+    pair: str = ""
+    """How the model expresses the two configurations (``PAIRS``)."""
 
     @property
     def time_ratio(self) -> float:
@@ -82,8 +88,9 @@ def load_whatifs() -> tuple[WhatIfRow, ...]:
     rows = []
     for r in raw:
         name = r.get("id", "?")
-        for column, allowed in (("kind", KINDS), ("role", ROLES), ("ratio_of", RATIOS), ("value_kind", VALUE_KINDS)):
-            if r.get(column) not in allowed:
+        for column, allowed in (("kind", KINDS), ("role", ROLES), ("ratio_of", RATIOS), ("value_kind", VALUE_KINDS),
+                                ("pair", PAIRS)):
+            if r.get(column, "") not in allowed:
                 raise DataError(f"whatifs.csv row {name}: {column} {r.get(column)!r} is not one of "
                                 f"{', '.join(allowed)}")
         if not r["source"].strip() or not r["where"].strip():
@@ -94,7 +101,7 @@ def load_whatifs() -> tuple[WhatIfRow, ...]:
                         _number(r["changed_value"], name, "changed_value"),
                         float(_number(r["measured_ratio"], name, "measured_ratio") or "nan"), r["ratio_of"],
                         r["value_kind"], r["role"], r["baseline_config"], r["changed_config"],
-                        _count(r.get("changed_threads", ""), name, "changed_threads"))
+                        _count(r.get("changed_threads", ""), name, "changed_threads"), r.get("pair", ""))
         if not row.measured_ratio > 0:
             raise DataError(f"whatifs.csv row {name}: measured_ratio must be a positive number")
         if row.baseline_value and row.changed_value:

@@ -21,6 +21,11 @@ Dpus = Annotated[str, typer.Option("--dpus", help="DPU counts, comma-separated (
 Mode = Annotated[str, typer.Option("--mode", help="parallel (dpu_push_xfer), serial (one DPU per call) or "
                                    "broadcast (dpu_broadcast_to, to-dpu only).")]
 Memory = Annotated[str, typer.Option("--memory", help="mram or wram (a __host symbol).")]
+Placement = Annotated[str | None, typer.Option("--placement", help="Where the host buffers sit (NUMA): local "
+                                              "(each rank's socket), remote (the other socket), interleaved "
+                                              "(numactl --interleave=all), one-node (all on the first socket: the "
+                                              "ranks beyond [platform] ranks_per_socket remote). Default: the "
+                                              "spec's [platform] remote_buffer_share and buffers_on_one_node.")]
 Fit = Annotated[bool, typer.Option("--fit", help="Re-run the per-machine fit on the upmem-scale fit files and "
                                    "print the constant sets and their errors (about 10 s).")]
 
@@ -54,15 +59,16 @@ def parse_bytes(text: str, option: str = "--bytes-per-dpu") -> list[int]:
 
 def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu = "65536",
                      dpus: Dpus = "64", mode: Mode = "parallel", memory: Memory = "mram",
-                     hardware: O.Hardware = "upmem-2556", fit: Fit = False, output: O.Output = None,
-                     json: O.Json = False) -> None:
+                     hardware: O.Hardware = "upmem-2556", placement: Placement = None, fit: Fit = False,
+                     output: O.Output = None, json: O.Json = False) -> None:
     """Predict one host<->PIM transfer call for every direction x bytes per DPU x DPU count.
 
     --json prints {"points": [{"direction", "mode", "memory", "dpus", "bytes_per_dpu", "seconds", "gb_per_s",
-    "low_s", "high_s"}]}: gb_per_s is the bytes delivered (or read) over all DPUs per second; [low_s, high_s] is a
-    95 % interval from the spread between the machines fitted to the upmem-scale fit files and their fit
-    residual, doubled outside the fitted range (1-2,560 DPUs, 64 KiB-8 MiB per DPU, MRAM parallel both ways and
-    serial to the DPUs).
+    "low_s", "high_s", "placement", "remote_share"}]}: gb_per_s is the bytes delivered (or read) over all DPUs per
+    second; [low_s, high_s] is a 95 % interval from the spread between the machines fitted to the upmem-scale fit
+    files and their fit residual, doubled outside the fitted range (1-2,560 DPUs, 64 KiB-8 MiB per DPU, MRAM
+    parallel both ways and serial to the DPUs), widened by the assumed remote penalty's range where some host
+    buffers are remote (--placement).
     """
     O.check_output(output)
     if fit:
@@ -75,6 +81,10 @@ def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu
     sizes = parse_bytes(bytes_per_dpu)
     counts = O.parse_int_list(dpus, "--dpus")
     hw = O.hardware(hardware, "transfer")
+    if placement is not None:
+        from ..specs.placement import with_placement
+
+        hw = with_placement(hw, placement)
     for n in counts:
         if not 1 <= n <= hw.dpus_available:
             raise SpecError(f"--dpus: {n} is not in [1, {hw.dpus_available}] DPUs of {hw.name}")
@@ -88,13 +98,17 @@ def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu
     rows = _points(hw, directions, modes, memories, counts, sizes)
     if O.finish({"points": rows, "provenance": O.provenance(hw)}, output, "points", json):
         return
-    _table(hw.name, rows)
+    _table(f"{hw.name}, placement {rows[0]['placement']}", rows)
 
 
 def _points(hw, directions, modes, memories, counts, sizes) -> list[dict]:  # type: ignore[no-untyped-def]
-    from ..calibration.transfers import transfer_interval  # lazy imports keep the CLI's cold start fast
+    # lazy imports keep the CLI's cold start fast
+    from ..calibration.transfers import transfer_interval
+    from ..primitives import remote_rank_share
+    from ..specs.placement import placement_of
 
     rows = []
+    where = placement_of(hw)
     for d in directions:
         for m in modes:
             for mem in memories:
@@ -103,7 +117,8 @@ def _points(hw, directions, modes, memories, counts, sizes) -> list[dict]:  # ty
                         seconds, low, high = transfer_interval(s, n, hw, d, m, mem)
                         rows.append({"direction": d, "mode": m, "memory": mem, "dpus": n, "bytes_per_dpu": s,
                                      "seconds": seconds, "gb_per_s": s * n / seconds / 1e9, "low_s": low,
-                                     "high_s": high})
+                                     "high_s": high, "placement": where,
+                                     "remote_share": float(remote_rank_share(n, hw))})
     return rows
 
 

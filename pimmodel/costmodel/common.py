@@ -107,10 +107,10 @@ class EquationSet:
             if ir + iw != 0:
                 instrumented_dma.append(n * t.define(f"Mi_{s.name}", ir + iw, f"instrumented DMA cycles (timed "
                                                      f"barriers included): {doc}"))
-        push = [t.define(f"t_{c.name}_push", c.calls * P.host_transfer_s(c.bytes_per_dpu, N, HW, True, c.mode),
+        push = [t.define(f"t_{c.name}_push", c.calls * exchange_s(c, True),
                          f"one transfer of {c.name} to every DPU ({c.mode})")
                 for c in self.calls_per_round if c.to_pim]
-        pull = [t.define(f"t_{c.name}_pull", c.calls * P.host_transfer_s(c.bytes_per_dpu, N, HW, False, c.mode),
+        pull = [t.define(f"t_{c.name}_pull", c.calls * exchange_s(c, False),
                          f"one transfer of {c.name} from every DPU ({c.mode})")
                 for c in self.calls_per_round if not c.to_pim]
         epoch_push, epoch_pull = self._epoch_calls(t)
@@ -144,8 +144,7 @@ class EquationSet:
         """Per epoch: (seconds to the PIM side, seconds from it) of the calls counted per epoch."""
         out = []
         for to_pim, verb in ((True, "push"), (False, "pull")):
-            out.append(sympy.Add(*(c.calls * t.define(f"t_{c.name}_{c.mode}_{verb}",
-                                                      P.host_transfer_s(c.bytes_per_dpu, N, HW, to_pim, c.mode),
+            out.append(sympy.Add(*(c.calls * t.define(f"t_{c.name}_{c.mode}_{verb}", exchange_s(c, to_pim),
                                                       f"one {c.mode} transfer of {c.name} "
                                                       f"{'to' if to_pim else 'from'} every DPU")
                                    for c in self.epoch_calls if c.to_pim == to_pim)))
@@ -169,6 +168,17 @@ class EquationSet:
         """The outputs as full expressions of the model's inputs (what is compiled)."""
         terms, out = self.outputs()
         return {k: terms.expand(v) for k, v in out.items()}
+
+
+def exchange_s(call: HostCall, to_pim: bool) -> Expr:
+    """One host transfer call of an optimizer's exchange, as the host-mediated collective it is
+    (``primitives.host_broadcast_s``: an identical push; ``host_gather_s``: a parallel pull of every DPU's vector;
+    ``host_scatter_s``: a parallel push of distinct buffers), else the transfer itself."""
+    if call.memory == "mram" and call.mode == ("identical" if to_pim else "parallel"):
+        return P.host_broadcast_s(call.bytes_per_dpu, N, HW) if to_pim else P.host_gather_s(call.bytes_per_dpu, N, HW)
+    if call.memory == "mram" and call.mode == "parallel":
+        return P.host_scatter_s(call.bytes_per_dpu, N, HW)
+    return P.host_transfer_s(call.bytes_per_dpu, N, HW, to_pim, call.mode)
 
 
 # ---------------------------------------------------------------- building blocks
@@ -387,7 +397,7 @@ def host_threads(layout: str) -> int:
 
 def host_reduce(passes: Expr | int, element_bytes: int, layout: str, thread_rounds: int = 1) -> Expr:
     """``passes`` streams over the N x d values on the host, plus pthread create/join per round."""
-    return pricing.host_reduce_s(passes * N * D * element_bytes, host_threads(layout), thread_rounds, HW)
+    return P.host_reduction_s(passes * N * D * element_bytes, host_threads(layout), thread_rounds, HW)
 
 
 def dpu_sections(t: Terms, model: str, layout: str, samples: Expr, steps: Expr, launches: Expr,

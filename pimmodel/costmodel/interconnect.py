@@ -38,7 +38,6 @@ import sympy
 from sympy import Expr
 
 from .. import primitives as P
-from ..kernels import pricing
 from ..kernels.exchange import EXCHANGE_PROFILE as X
 from ..kernels.study import EXCHANGE
 from ..kernels.study import PROFILE as K
@@ -78,7 +77,7 @@ def cross_rank_calls(ex: Exchange, topology: str) -> tuple[HostCall, ...]:
 def cross_rank_aggregate_s(ex: Exchange, threads: int) -> Expr:
     """Host work of the in-rank topology: sum the ranks' reduced vectors (ranks x d values)."""
     ranks = P.ranks(WL.dpus, HW)
-    return sympy.Min(1, ranks - 1) * pricing.host_reduce_s(ranks * ex.vector_bytes, threads, 1, HW)
+    return sympy.Min(1, ranks - 1) * P.host_reduction_s(ranks * ex.vector_bytes, threads, 1, HW)
 
 
 def dpu_exchange_section(ex: Exchange, g: Expr, rounds: Expr) -> Section:

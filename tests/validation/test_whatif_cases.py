@@ -39,7 +39,9 @@ def _rows_scaled(tmp_path: Path, role: str, factor: float) -> Path:
     with open(path, encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     for r in rows:
-        if r["role"] == role and r["baseline_value"] and r["changed_value"]:
+        chosen = (r["role"] == "fit" and r["pair"] != "sdk-direct") if role == "other-fit" else (
+            r["role"] == role and (role != "fit" or r["pair"] == "sdk-direct"))
+        if chosen and r["baseline_value"] and r["changed_value"]:
             r["baseline_value"] = repr(float(r["baseline_value"]) * factor)
             r["changed_value"] = repr(float(r["changed_value"]) * factor)
     with open(path, "w", encoding="utf-8", newline="") as handle:
@@ -51,9 +53,11 @@ def _rows_scaled(tmp_path: Path, role: str, factor: float) -> Path:
 
 @pytest.mark.parametrize("threads", direct_path.FIT_THREADS)
 def test_the_test_rows_never_reach_the_fit(threads: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test row's values x 10: the direct path's fitted constants stay bit-identical; so they do with the
+    other pairs' fit rows x 10 (not its rows); its own fit rows x 10 change them (the check can fail)."""
     hw = load_hardware("upmem-2556")
     base = fit_direct(hw, threads)
-    for role, changes in (("test", False), ("fit", True)):  # the fit rows scaled: the check can fail
+    for role, changes in (("test", False), ("other-fit", False), ("fit", True)):
         monkeypatch.setenv("PIMMODEL_VALIDATION_DIR", str(_rows_scaled(tmp_path, role, 10.0)))
         whatifs.load_whatifs.cache_clear()
         try:
@@ -80,15 +84,42 @@ def test_validate_whatif_lists_every_row_with_its_interval_and_the_fit_error() -
     assert r.returncode in (0, 1), r.stderr
     record = json.loads(r.stdout)
     group = record["groups"]["whatif"]
-    listed = group["rows"] + group["unexpressed"]
+    listed = group["rows"] + group["bounds"] + group["unexpressed"]
     everything = whatifs.load_whatifs()
     assert len(listed) == len(everything) >= 15
     assert len({row.source for row in everything if row.id in {x["id"] for x in listed}}) >= 3
     for x in group["rows"]:
         assert x["low"] < x["ratio"] < x["high"] and x["inside"] == (x["low"] <= x["measured_ratio"] <= x["high"])
     cases = [c for c in record["cases"] if c["group"] == "whatif"]
-    assert {c["name"] for c in cases} == {x["id"] for x in group["rows"]}
+    assert {c["name"] for c in cases} == {x["id"] for x in group["rows"] + group["bounds"]}
     assert group["evidence_cases"] == group["test_rows"] == sum(x["role"] == "test" for x in group["rows"])
+    # per source and role: rows, MAPE and coverage, adding up to the rows
+    sources = group["sources"]
+    assert len({s["source"] for s in sources}) >= 4 and sum(s["rows"] for s in sources) == len(group["rows"])
+    for s in sources:
+        mine = [x for x in group["rows"] if (x["source"], x["role"], x["direction"]) == (s["source"], s["role"],
+                                                                                      s["direction"])]
+        assert s["inside"] == sum(x["inside"] for x in mine) and s["mape"] >= 0
+    assert [b["id"] for b in group["bounds"]] == ["unleashed-numa-xfer-max"] and group["bounds"][0]["inside"]
     names = [t["name"] for t in record["targets"] if t["group"] == "whatif"]
     assert any("test rows (never fitted): time-ratio MAPE" in n and "fit rows:" in n for n in names)
     assert any("inside" in n for n in names)
+
+
+@pytest.mark.parametrize("broken", ["none", "inverted"])
+def test_a_broken_placement_term_fails_the_placement_check(broken: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The placement context row (NUMA-aware allocation gains up to 2.9x) is checked as a bound on the model's
+    remote/local ratio: it passes with the term, and fails with the term removed (1.0) or inverted."""
+    from pimmodel import primitives
+
+    hw = load_hardware("upmem-2556")
+
+    def bound_cases() -> list:
+        cases, _, record = whatif_cases.whatif_cases(hw)
+        return [c for c in cases if c.name == "unleashed-numa-xfer-max"]
+
+    assert all(c.ok for c in bound_cases()) and 1 < whatif_cases.placement_gain(hw) <= 2.9
+    real = primitives.placement_factor
+    fake = (lambda dpus, hw: 1.0) if broken == "none" else (lambda dpus, hw: 1 / real(dpus, hw))
+    monkeypatch.setattr(primitives, "placement_factor", fake)
+    assert not all(c.ok for c in bound_cases())

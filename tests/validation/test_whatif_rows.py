@@ -19,10 +19,16 @@ def test_the_rows_are_real_sourced_and_split_by_source() -> None:
     scored = [r for r in rows if r.role != "context"]
     assert len(scored) >= 15 and len({r.source for r in rows}) >= 3
     test = [r for r in scored if r.role == "test"]
-    assert 2 * len(test) > len(scored)
+    # the rows found for the what-if set are more than half test; the pairs re-expressed from the upmem-scale fit
+    # files keep the role that data set gave them (fit: their values already set the machines' constants)
+    found = [r for r in scored if "upmem-scale fit file" not in r.source]
+    carried = [r for r in scored if r not in found]
+    assert 2 * len(test) > len(found) and carried and all(r.role == "fit" for r in carried)
+    assert len({r.source for r in scored}) >= 3
     assert not {r.source for r in test} & {r.source for r in scored if r.role == "fit"}  # no sweep on both sides
     for r in scored:
         assert r.dpus and r.bytes_per_dpu and r.direction in ("to-dpu", "from-dpu"), r.id
+        assert r.pair in whatifs.PAIRS and r.pair, r.id
 
 
 def test_a_ratio_is_its_two_values() -> None:
@@ -30,6 +36,11 @@ def test_a_ratio_is_its_two_values() -> None:
     assert row.measured_ratio == pytest.approx(0.00569997 / 0.00235139, rel=1e-3)  # the spreadsheet's J / D
     light = next(r for r in whatifs.load_whatifs() if r.id == "light-send-1k")
     assert light.ratio_of == "throughput" and light.time_ratio == pytest.approx(3.555 / 21.534, rel=1e-3)
+    # the upmem-scale pairs: the two measured values at the same size and DPU count
+    serial = next(r for r in whatifs.load_whatifs() if r.id == "bpforest-serial-64k-2dpu")
+    assert serial.time_ratio == pytest.approx(382.263 / 180.375183, rel=1e-3)  # parallel / serial MiB/s
+    read = next(r for r in whatifs.load_whatifs() if r.id == "upvec-notrans-read-2rank")
+    assert read.direction == "from-dpu" and read.time_ratio == pytest.approx(2.757 / 3.296, rel=1e-3)
 
 
 @pytest.mark.parametrize(("column", "value", "needle"), [

@@ -69,8 +69,8 @@ def check_workload(workload: str, ctx: typer.Context | None = None) -> str:
 
 def predict_family(workload: str, hardware: str, dpus: list[int], points: str | None, dims: int | None,
                    clusters: int | None, iterations: int | None, n_init: int, output: Path | None, json: bool,
-                   scaling: bool = False) -> None:
-    """``predict`` / ``scale`` of a family other than ``linear``."""
+                   scaling: bool = False, placement: str | None = None) -> None:
+    """``predict`` / ``scale`` of a family other than ``linear`` (``placement``: ``--placement``)."""
     # lazy imports keep the CLI's cold start fast
     from ..errors import SpecError
     from ..families import predict_kmeans
@@ -82,14 +82,14 @@ def predict_family(workload: str, hardware: str, dpus: list[int], points: str | 
     if n_init < 1:
         raise SpecError("--n-init must be at least 1")
     O.check_output(output)
-    hw = O.hardware(hardware, "predict", workload="kmeans")
+    hw = O.hardware(hardware, "predict", workload="kmeans", placement=placement)
     records = [predict_kmeans(n, d, k, c, hw, iterations, n_init) for c in dpus]
     if scaling:
         base = records[0]["per_iteration_s"]["total"]
         for r in records:
             speedup = base / r["per_iteration_s"]["total"]
             r["scaling_metrics"] = {"speedup": speedup, "efficiency": speedup / (r["dpus"] / records[0]["dpus"])}
-    record = {"points": records, "provenance": O.provenance(hardware)}
+    record = {"points": records, "provenance": O.provenance(hw)}
     if O.finish(record, output, "points", json):
         return
     _table(records, scaling)

@@ -26,6 +26,11 @@ from ..specs import (
 
 Hardware = Annotated[str, typer.Option("--hardware", envvar="PIMMODEL_HARDWARE", show_envvar=True,
                                        help="Hardware spec: a name in hardware_specs/ or a TOML file.")]
+Placement = Annotated[str | None, typer.Option("--placement", help="NUMA placement of the host buffers: local (each "
+                                              "rank's socket), remote (the other socket), interleaved (numactl "
+                                              "--interleave=all), one-node (all on the first socket: the ranks "
+                                              "beyond [platform] ranks_per_socket remote). Default: the spec's "
+                                              "[platform] remote_buffer_share and buffers_on_one_node.")]
 Dataset = Annotated[str, typer.Option("--dataset", help="yfcc100m-hnfc6, criteo-1tb, or a dataset TOML file.")]
 Model = Annotated[str, typer.Option("--model", help="lr or svm.")]
 Tasklets = Annotated[int, typer.Option("--tasklets", help="Tasklets (hardware threads) per DPU.")]
@@ -97,13 +102,18 @@ def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, taskle
     return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper, kernels, notes)
 
 
-def hardware(name: str, command: str = "", workload: str = "linear") -> HardwareSpec:
+def hardware(name: str, command: str = "", workload: str = "linear", placement: str | None = None) -> HardwareSpec:
     """The spec ``--hardware`` names, refused (one line) when its architecture family does not take ``command``
-    or the ``workload`` family (``ArchitectureInfo.commands``, ``workloads``)."""
+    or the ``workload`` family (``ArchitectureInfo.commands``, ``workloads``); with its host buffers placed as
+    ``--placement`` says (``specs.placement``) when given."""
     hw = load_hardware(name)
     from ..specs.architectures import check_command  # lazy imports keep the CLI's cold start fast
 
     check_command(hw, command, workload)
+    if placement is not None:
+        from ..specs.placement import with_placement  # lazy imports keep the CLI's cold start fast
+
+        hw = with_placement(hw, placement)
     return hw
 
 

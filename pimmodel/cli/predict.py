@@ -16,7 +16,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
              scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
              custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
              with_interval: bool = False, sync_every: int | None = None,
-             mark_infeasible: bool = False) -> tuple[list[dict], dict[str, Any]]:
+             mark_infeasible: bool = False, placement: str | None = None) -> tuple[list[dict], dict[str, Any]]:
     """The prediction records, and the provenance they share (the hardware and calibration they were made
     with). ``mark_infeasible``: a DPU count whose data does not fit the DPUs' memory gives a record
     ``{"optimizer", "dpus", "feasible": false, "reason"}`` instead of refusing the whole request."""
@@ -27,7 +27,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     from ..errors import CapacityError
     from ..specs.architectures import architecture_of
 
-    hw = O.hardware(hw_name, "predict")
+    hw = O.hardware(hw_name, "predict", placement=placement)
     ds = O.dataset_from_options(dataset, *custom)
     cal = load_calibration(calibration)
     records = []
@@ -75,6 +75,7 @@ def predict_command(
     optimizer: Annotated[str | None, typer.Option("--optimizer", help=f"{O.OPTIMIZER_HELP}; omit to compare the "
                                                   "study's three (ma-sgd, ga-sgd, admm) side by side.")] = None,
     hardware: O.Hardware = "upmem-2556",
+    placement: O.Placement = None,
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
     dpus: Annotated[int | None, typer.Option(
@@ -116,14 +117,14 @@ def predict_command(
     """
     if not F.is_study_family(workload, ctx):
         F.predict_family(workload, hardware, [dpus if dpus is not None else 2048], points, dims, clusters, iterations,
-                         n_init, output, json)
+                         n_init, output, json, placement=placement)
         return
     O.check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     dpus = dpus if dpus is not None else O.default_units(hardware)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
-                             interval, sync_every)
+                             interval, sync_every, placement=placement)
     _write_output(output, records, prov, quiet=json)
     _print_notes(records, json)
     if json:

@@ -21,11 +21,6 @@ Dpus = Annotated[str, typer.Option("--dpus", help="DPU counts, comma-separated (
 Mode = Annotated[str, typer.Option("--mode", help="parallel (dpu_push_xfer), serial (one DPU per call) or "
                                    "broadcast (dpu_broadcast_to, to-dpu only).")]
 Memory = Annotated[str, typer.Option("--memory", help="mram or wram (a __host symbol).")]
-Placement = Annotated[str | None, typer.Option("--placement", help="Where the host buffers sit (NUMA): local "
-                                              "(each rank's socket), remote (the other socket), interleaved "
-                                              "(numactl --interleave=all), one-node (all on the first socket: the "
-                                              "ranks beyond [platform] ranks_per_socket remote). Default: the "
-                                              "spec's [platform] remote_buffer_share and buffers_on_one_node.")]
 Fit = Annotated[bool, typer.Option("--fit", help="Re-run the per-machine fit on the upmem-scale fit files and "
                                    "print the constant sets and their errors (about 10 s).")]
 
@@ -59,7 +54,7 @@ def parse_bytes(text: str, option: str = "--bytes-per-dpu") -> list[int]:
 
 def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu = "65536",
                      dpus: Dpus = "64", mode: Mode = "parallel", memory: Memory = "mram",
-                     hardware: O.Hardware = "upmem-2556", placement: Placement = None, fit: Fit = False,
+                     hardware: O.Hardware = "upmem-2556", placement: O.Placement = None, fit: Fit = False,
                      output: O.Output = None, json: O.Json = False) -> None:
     """Predict one host<->PIM transfer call for every direction x bytes per DPU x DPU count.
 
@@ -80,11 +75,7 @@ def transfer_command(direction: Direction = "to-dpu", bytes_per_dpu: BytesPerDpu
     memories = O.parse_name_list(memory, "--memory", MEMORIES)
     sizes = parse_bytes(bytes_per_dpu)
     counts = O.parse_int_list(dpus, "--dpus")
-    hw = O.hardware(hardware, "transfer")
-    if placement is not None:
-        from ..specs.placement import with_placement
-
-        hw = with_placement(hw, placement)
+    hw = O.hardware(hardware, "transfer", placement=placement)
     for n in counts:
         if not 1 <= n <= hw.dpus_available:
             raise SpecError(f"--dpus: {n} is not in [1, {hw.dpus_available}] DPUs of {hw.name}")

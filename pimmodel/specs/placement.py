@@ -16,14 +16,18 @@ decides is where the host buffers sit relative to the ranks:
 
 from __future__ import annotations
 
-from ..errors import unknown
+from ..errors import SpecError, unknown
 from .hardware import HardwareSpec
 
 PLACEMENTS = ("local", "remote", "interleaved", "one-node")
 
 
 def with_placement(hw: HardwareSpec, placement: str) -> HardwareSpec:
-    """``hw`` with its host buffers placed as ``placement`` (``PLACEMENTS``); an unknown name is one line."""
+    """``hw`` with its host buffers placed as ``placement`` (``PLACEMENTS``); an unknown name, or a spec without
+    the placement terms (another architecture family), is one line."""
+    if not isinstance(hw, HardwareSpec):
+        raise SpecError(f"--placement places the host buffers of UPMEM-like host transfers; {hw.name} has no "
+                        "[platform] placement terms: drop it")
     if placement not in PLACEMENTS:
         raise unknown("placement", placement, PLACEMENTS)
     share = {"local": 0.0, "remote": 1.0, "interleaved": 1 - 1 / hw.host_sockets, "one-node": 0.0}[placement]

@@ -20,7 +20,8 @@ def test_cross_product_json() -> None:
     hw = load_hardware("upmem-2556")
     for p in points:
         assert set(p) == {"direction", "mode", "memory", "dpus", "bytes_per_dpu", "seconds", "gb_per_s", "low_s",
-                          "high_s"}
+                          "high_s", "placement", "remote_share"}
+        assert p["placement"] == "local" and p["remote_share"] == 0.0
         expected = float(P.host_transfer_s(p["bytes_per_dpu"], p["dpus"], hw, p["direction"] == "to-dpu"))
         assert p["seconds"] == pytest.approx(expected, rel=1e-12)
         assert p["gb_per_s"] == pytest.approx(p["bytes_per_dpu"] * p["dpus"] / p["seconds"] / 1e9)
@@ -32,6 +33,30 @@ def test_outside_the_fit_the_interval_widens() -> None:
     r = cli("transfer", "--bytes-per-dpu", "64KiB,8", "--dpus", "2048", "--json")
     inside, outside = json.loads(r.stdout)["points"]
     assert outside["high_s"] / outside["seconds"] > inside["high_s"] / inside["seconds"]
+
+
+def test_placement_changes_the_transfer_in_the_direction_numa_does() -> None:
+    """Remote host buffers are slower, local ones the default; one node is local up to 20 ranks (1,280 DPUs) and
+    12 of 32 ranks remote at 2,048; the assumed penalty's range widens the interval; predict takes it too."""
+    seconds = {}
+    for where in ("local", "remote", "interleaved", "one-node"):
+        r = cli("transfer", "--bytes-per-dpu", "1MiB", "--dpus", "1024,2048", "--placement", where, "--json")
+        assert r.returncode == 0, r.stderr
+        points = json.loads(r.stdout)["points"]
+        assert {p["placement"] for p in points} == {where}
+        seconds[where] = [p["seconds"] for p in points]
+        if where == "remote":
+            assert all(p["high_s"] / p["seconds"] > 1.5 for p in points)
+    assert seconds["local"] < seconds["interleaved"] < seconds["remote"]
+    assert seconds["one-node"][0] == seconds["local"][0] and seconds["local"][1] < seconds["one-node"][1]
+    totals = {}
+    for where in ("local", "remote"):
+        r = cli("predict", "--optimizer", "ma-sgd", "--placement", where, "--json")
+        assert r.returncode == 0, r.stderr
+        totals[where] = json.loads(r.stdout)["points"][0]["per_epoch_s"]["host_to_pim"]
+    assert totals["remote"] > totals["local"]
+    r = cli("transfer", "--placement", "nearby")
+    assert r.returncode == 2 and "placement" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("args", [("--bytes-per-dpu", "1XB"), ("--dpus", "0"), ("--direction", "up"),

@@ -127,6 +127,14 @@ def _print(record: dict, failures_only: bool) -> None:
             if claims:
                 console.print(Text(f"context (no measured configuration; shown, never scored): {'; '.join(claims)}"),
                               width=width)
+        if group == "whatif" and "sources" in summary:
+            console.print(_whatif_table(summary["sources"], width))
+            console.print(_target_table([t for t in record["targets"] if t["group"] == group], width,
+                                        "whatif: targets (test rows; reported, not cases)"))
+            for b in summary.get("bounds", []):
+                console.print(Text(f"bound {b['id']}: the model's remote/local placement ratio "
+                                   f"{b['predicted_gain']:.3g} (A) against the reported maximum {b['bound']:g} "
+                                   f"(context: {'inside' if b['inside'] else 'outside'})"), width=width)
         if group == "hardware":
             console.print(_kernel_table(summary["kernels"], width))
             if "test_sources" in summary:
@@ -199,6 +207,24 @@ def _scale_table(scale: dict, width: int) -> Any:
     reasons = Counter(f"{p['source']}: {p['why_not']}" for p in scale["points"] if not p["expressible"])
     lines = [Text(f"  {n} x {why}") for why, n in sorted(reasons.items())]
     return Group(table, Text("rows the model cannot express:"), *lines)
+
+
+def _whatif_table(sources: list[dict], width: int) -> Any:
+    """Per what-if source, role and direction: rows, time-ratio MAPE, rows within 20 %, rows inside their 95 %
+    interval."""
+    # lazy imports keep the CLI's cold start fast
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title="whatif: changed / baseline time ratio per source (fit rows restate a fit; test rows never "
+                  "fitted)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), width=width)
+    table.add_column("source", ratio=1, overflow="fold")
+    for col in ("role", "direction", "rows", "MAPE %", "<=20%", "in 95%"):
+        table.add_column(col, justify="left" if col in ("role", "direction") else "right", no_wrap=True)
+    for s in sources:
+        table.add_row(s["source"].split(" @")[0].split(" (")[0], s["role"], s["direction"], str(s["rows"]),
+                      f"{s['mape']:.1f}", str(s["within_20"]), str(s["inside"]))
+    return table
 
 
 def _target_table(targets: list[dict], width: int,

@@ -1,11 +1,10 @@
-"""setuptools beside pyproject.toml for one thing pyproject cannot say: a wheel records the git commit it was built
-from, and whether the tree had local edits, in ``pimmodel/_build_info.json``, so that an installed pimmodel's
-provenance names its commit (``pimmodel/version.py`` reads it; a checkout asks git itself); and a wheel ships the
-generated model sources of every configuration (``pimmodel/costmodel/compile.py``), so no install compiles."""
+"""setuptools beside pyproject.toml for one thing pyproject cannot say: a wheel ships the generated model sources
+of every configuration (``pimmodel/costmodel/compile.py``), so no install compiles. The version, with its git
+commit and dirty flag, is setuptools-scm's (``[tool.setuptools_scm]`` in pyproject.toml, read back by
+``pimmodel/version.py``): nothing here runs git."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -18,30 +17,17 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 
 
-def _git(*args: str) -> str | None:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30,
-                              check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 _WRITE_ALL = ("import os, sys, pathlib; from pimmodel.costmodel.compile import write_all; "
               "write_all(pathlib.Path(sys.argv[1]), os.cpu_count() or 1)")
 
 
-class BuildWithCommit(build_py):
+class BuildWithModels(build_py):
     def run(self) -> None:
         super().run()
         self._generate_models()
-        commit = _git("rev-parse", "HEAD")
-        if commit is None or self.dry_run:
-            return
-        changes = _git("status", "--porcelain", "--untracked-files=no") or ""
-        target = Path(self.build_lib) / "pimmodel" / "_build_info.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps({"git_commit": commit.strip(), "git_dirty": bool(changes.strip())}) + "\n",
-                          encoding="utf-8")
+        if not self.dry_run and not getattr(self, "editable_mode", False):
+            # the build record older versions wrote: a reused build/ directory must not ship a stale one
+            (Path(self.build_lib) / "pimmodel" / "_build_info.json").unlink(missing_ok=True)
 
     def _generate_models(self) -> None:
         """Ship the generated model source of every configuration (``pimmodel/_compiled/<source hash>/``), made
@@ -68,4 +54,4 @@ class BuildWithCommit(build_py):
             print(f"warning: model sources not generated ({exc}); an install compiles them on first use",
                   file=sys.stderr)
 
-setup(cmdclass={"build_py": BuildWithCommit})
+setup(cmdclass={"build_py": BuildWithModels})

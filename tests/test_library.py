@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROVENANCE_KEYS = {"version", "git_commit", "git_dirty", "hardware", "hardware_sha256", "calibration",
                    "calibration_sha256", "seed", "libraries", "command"}
 VERSION = pimmodel.version.full_version()
-"""The version with the git commit and dirty flag (``0.1.0+g649ad7f.dirty``)."""
+"""The version with the git commit and dirty flag (``0.1.1.dev333+gc9504e9f9.d20261207``)."""
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -175,12 +176,23 @@ def test_bad_plot_name_is_one_line(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- version and provenance
 def test_version_is_single_sourced() -> None:
+    """setuptools-scm is the one source: pyproject names no version and reads none from a module; the installed
+    metadata, the generated _version.py and pimmodel.__version__ agree; --version prints the running code's."""
+    from importlib import metadata
+
     p = run("--version")
     assert p.returncode == 0 and p.stdout == f"pimmodel {VERSION}\n"
-    assert VERSION.startswith(pimmodel.__version__)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" in project["project"]["dynamic"] and "version" not in project["project"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pimmodel.version.__version__"}
+    assert "dynamic" not in project["tool"]["setuptools"]
+    assert any(r.startswith("setuptools-scm") for r in project["build-system"]["requires"])
+    scm = project["tool"]["setuptools_scm"]
+    assert scm["version_file"] == "pimmodel/_version.py" and scm["fallback_version"] == "0.1.0"
+    from pimmodel import _version  # type: ignore[attr-defined]
+
+    assert pimmodel.__version__ == _version.__version__ == metadata.version("pimmodel")
+    assert _version.__commit_id__ == "g" + pimmodel.version.state_of(pimmodel.__version__)[0]
+    assert "/pimmodel/_version.py" in (ROOT / ".gitignore").read_text().splitlines()
 
 
 def test_predict_and_equations_json_carry_provenance(capsys: pytest.CaptureFixture[str]) -> None:
@@ -258,29 +270,83 @@ def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
     assert kept.stat().st_mode & 0o777 == 0o640 and kept.read_text() == "new"
 
 
-def test_version_names_the_commit_and_local_edits(tmp_path: Path) -> None:
-    """A checkout with local edits no longer reports a bare 0.1.0: the commit and a dirty flag come from git here,
-    and from the record a wheel build writes (setup.py) where there is no git."""
-    from pimmodel.version import git_of, git_state
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-    if head.returncode != 0:
+
+def test_version_names_the_commit_and_local_edits() -> None:
+    """In this checkout the version is setuptools-scm's now (not the one frozen at pip install -e): it names
+    HEAD's commit and flags edits to tracked files, as git sees them."""
+    pytest.importorskip("setuptools_scm")
+    if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    git_state.cache_clear()  # HEAD may have moved since this process first asked
+    from pimmodel.version import full_version, git_state
+
+    full_version.cache_clear()  # HEAD may have moved since this process first asked
+    version = full_version()
     commit, dirty = git_state()
-    version = pimmodel.version.full_version()
-    assert commit == head.stdout.strip() and version.startswith(f"{pimmodel.__version__}+g{commit[:7]}")
-    assert version.endswith(".dirty") == dirty
+    head, short = _git(ROOT, "rev-parse", "HEAD"), _git(ROOT, "rev-parse", "--short", "HEAD")
+    edited = bool(_git(ROOT, "status", "--porcelain", "--untracked-files=no"))
+    assert commit is not None and commit.startswith(short) and head.startswith(commit)
+    assert f"+g{commit}" in version and dirty is edited
+    assert (re.search(r"\.d\d{8}$", version) is not None) is edited
+    assert re.fullmatch(r"0\.1\.1\.dev\d+\+g[0-9a-f]{7,40}(\.d\d{8})?", version), version  # no tag: 0.1.0 + N commits
+
+
+def test_version_of_a_fresh_repository_and_of_a_tree_without_git(tmp_path: Path) -> None:
+    """setuptools-scm with the project's settings: one commit gives 0.1.1.dev1+gHASH, an edit adds the date
+    (the dirty flag); the same pyproject without git metadata (an unpacked source archive) gives the fallback."""
+    pytest.importorskip("setuptools_scm")
+    from pimmodel.version import scm_version, state_of
+
     repo = tmp_path / "repo"
     repo.mkdir()
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    (repo / "f.txt").write_text("a")
-    subprocess.run([*git, "add", "f.txt"], check=True)
-    subprocess.run([*git, "commit", "-qm", "x"], check=True)
-    clean = git_of(repo)
-    (repo / "f.txt").write_text("b")
-    assert clean[1] is False and git_of(repo) == (clean[0], True)
+    (repo / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    _git(repo, "init", "-q")
+    _git(repo, "add", "pyproject.toml")
+    _git(repo, "commit", "-qm", "x")
+    head = _git(repo, "rev-parse", "HEAD")
+    clean = scm_version(repo)
+    assert clean is not None and re.fullmatch(r"0\.1\.1\.dev1\+g[0-9a-f]{7,40}", clean), clean
+    commit, dirty = state_of(clean)
+    assert commit is not None and head.startswith(commit) and dirty is False
+    with (repo / "pyproject.toml").open("a") as f:
+        f.write("# an edit\n")
+    edited = scm_version(repo)
+    assert edited is not None and edited.startswith(clean + ".d") and state_of(edited) == (commit, True)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    assert scm_version(bare) == "0.1.0" and state_of("0.1.0") == (None, None)
+
+
+def test_version_without_a_checkout_is_the_frozen_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the code is no git checkout (a wheel), the version, commit and dirty flag are those setuptools-scm
+    froze at build time (_version.py), with no git run."""
+    from pimmodel import _version  # type: ignore[attr-defined]
+    from pimmodel import version as v
+
+    monkeypatch.setattr(v, "_checkout", lambda: None)
+    monkeypatch.setattr(subprocess, "run", None)  # nothing may shell out
+    v.full_version.cache_clear()
+    try:
+        assert v.full_version() == v.__version__ == _version.__version__
+        commit, dirty = v.git_state()
+        assert commit == _version.__commit_id__.removeprefix("g")
+        assert dirty is (re.search(r"\.d\d{8}$", v.__version__) is not None)
+        assert v.environment()["git_commit"] == commit
+    finally:
+        v.full_version.cache_clear()
+
+
+def test_version_local_label_gives_commit_and_dirty_flag() -> None:
+    from pimmodel.version import state_of
+
+    assert state_of("0.1.1.dev3+gc9504e9f9") == ("c9504e9f9", False)
+    assert state_of("0.1.1.dev3+gc9504e9f9.d20261207") == ("c9504e9f9", True)
+    assert state_of("0.2.0+d20261207") == (None, True)  # a release tag with edits
+    assert state_of("0.2.0") == state_of("0+unknown") == state_of("0.1.0") == (None, None)  # nothing known
 
 
 def test_dataframe_attrs_parquet_metadata_and_consistent_types(tmp_path: Path, capsys: pytest.CaptureFixture[str]

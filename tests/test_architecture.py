@@ -12,7 +12,7 @@ ROOT = Path(pimmodel.__file__).parent
 LAYERS: dict[str, int] = {
     # 0-1: vocabulary every layer may use
     "errors": 0, "units": 0, "resources": 0, "atomic": 1, "phases": 1,
-    "redact": 0, "version": 1,
+    "redact": 0, "version": 1, "_version": 0,  # _version: written by setuptools-scm at install time
     # 2: frozen, validated descriptions; rendering of plain records (no model inside)
     "specs": 2, "report": 2,
     # 3-4: what one event costs, and what a kernel executes (and whether it fits)

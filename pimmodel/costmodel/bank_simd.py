@@ -226,6 +226,20 @@ def evaluate_point(w: Any, hw: Any, coefficients: Any) -> dict[str, float]:
     return model.scalar({**hw.numeric(), **dict(coefficients), **workload_inputs(w)})
 
 
+def memory_excess(w: Any, values: Any) -> Any:
+    """``needed / available - 1`` per design point (arrays of the family's numeric fields; <= 0 fits): a unit's
+    FP16 shard, model and gradient (``kernels.bank_simd.unit_bytes``) in its ``banks_per_unit`` banks, and ``w``'s
+    units in the system's."""
+    import numpy as np
+
+    from ..kernels.bank_simd import unit_bytes
+
+    capacity = np.asarray(values["banks_per_unit"], dtype=float) * np.asarray(values["bank_bytes"], dtype=float)
+    units = (np.asarray(values["stacks"], dtype=float) * np.asarray(values["pim_channels_per_stack"], dtype=float)
+             * np.asarray(values["units_per_channel"], dtype=float))
+    return np.maximum(unit_bytes(w) / capacity, w.dpus / units) - 1.0
+
+
 def record_extra(w: Any, hw: Any) -> dict[str, Any]:
     """What a prediction record on this family says besides the phases: the family, the arithmetic it priced and
     the kernel mapping it assumed."""

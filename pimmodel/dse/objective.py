@@ -22,13 +22,19 @@ Constraints (Optuna convention, <= 0 is feasible): data and buffers fit MRAM and
 system power <= ``max_power_w``, cost <= ``max_cost``; with a searched optimizer, ``links`` (the design has the
 links the picked optimizer needs); with ``time_to_target``, ``target`` (the pick reaches the target within the
 stand-in's epochs). An infeasible point's times are finite penalties (the feasible front never shows them).
+
+A study with a family axis (``space.FAMILY_FIELD``) is scored by one evaluator per family (``parts``): each builds
+its points' arrays from its own baseline spec and ``costmodel.evaluate`` prices them with the family's pricing
+(``HardwareInputs.family``); memory is the family's own rule (UPMEM: MRAM/WRAM footprint; a family with a pricing
+module: its ``memory_excess``), cost is per unit in units of the study's baseline family's unit (``cost.py``), and
+speedup is over the study's baseline.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -37,13 +43,16 @@ import numpy as np
 from ..baselines import cpu_workload_of, gpu_workload_of, load_cpu, load_gpu, predict_cpu, predict_gpu
 from ..calibration.result import load_calibration
 from ..costmodel import HardwareInputs, evaluate
+from ..costmodel.evaluate import family_pricing
 from ..errors import PimModelError, StudyError
 from ..kernels.capacity import footprint
 from ..phases import COMM_PHASES, PHASES, in_view, total
 from ..specs import DATASETS, REGISTRY, HardwareSpec, Workload, load_hardware
+from ..specs.architectures import architecture_of
 from .convergence import GRAPHS, Convergence, Variant, load_table
 from .cost import CostWeights, load_costs
 from .space import (
+    FAMILY_FIELD,
     OPTIMIZER_FIELD,
     STRUCTURAL_FIELD,
     SYNC_FIELD,
@@ -104,6 +113,9 @@ class Evaluator:
                  ) -> None:
         self.spec = spec
         self.base: HardwareSpec = load_hardware(spec.baseline)
+        self.family = architecture_of(self.base).name
+        self.currency: Any = None
+        """The spec whose family's unit the cost is counted in (None: ``base``'s, 1.0 = ``base``)."""
         self.costs = costs or load_costs()
         self.parameters: tuple[Parameter, ...] = spec.parameters
         self.max_dpus = max(max(o.dpus for o in spec.objectives), 1)
@@ -130,6 +142,15 @@ class Evaluator:
         self.versus_epoch_s = {(obj.kind, case): self._versus_epoch_s(obj, case)
                                for obj in spec.objectives if obj.kind.startswith("speedup_over_")
                                for case in spec.workloads}
+        self.parts: dict[str, Evaluator] = {}
+        """A family axis: one evaluator per family (its baseline, its parameters), scoring that family's points."""
+        for family, baseline in spec.families:
+            own = tuple(p for p in spec.parameters
+                        if p.field != FAMILY_FIELD and getattr(p, "family", family) == family)
+            part = Evaluator(replace(spec, baseline=baseline, parameters=own, families=()), self.costs,
+                             self.convergence)
+            part.baseline_epoch_s, part.currency = self.baseline_epoch_s, self.base  # speedup and cost: the study's
+            self.parts[family] = part
 
     def _check_runnable(self, spec: StudySpec) -> None:
         """A workload whose optimizer no design of the space can run (it needs links, the baseline has none and
@@ -236,7 +257,7 @@ class Evaluator:
                 out["dpu_compute"][idx] = INFEASIBLE_EPOCH_S
                 self._links_bad[idx] = True
                 continue
-            hw = HardwareInputs({k: v[idx] for k, v in design.values.items()}, str(topo))
+            hw = HardwareInputs({k: v[idx] for k, v in design.values.items()}, str(topo), self.family)
             workload = {"tasklets": design.tasklets[idx]}
             if design.sync_every is not None and "sync_every" in REGISTRY[w.optimizer].takes:
                 workload["sync_every"] = design.sync_every[idx]
@@ -253,12 +274,14 @@ class Evaluator:
 
     # ------------------------------------------------------------ objectives and constraints
     def evaluate(self, points: Sequence[Mapping[str, Any]]) -> Scores:
+        if self.parts:
+            return self._by_family(points)
         self._memo = {}
         design = self.design(points)
         n = len(points)
         self._links_bad = np.zeros(n, dtype=bool)
         self._target_bad = np.zeros(n, dtype=bool)
-        cost = self.costs.per_dpu(design.values, design.topology, self.base)
+        cost = self.costs.per_unit(design.values, design.topology, self.base, self.currency)
         columns, epoch = [], []
         for obj in self.spec.objectives:
             if obj.kind == "cost":
@@ -277,6 +300,22 @@ class Evaluator:
             epoch.append(self._epoch_s((case, first.dpus, "weak"), design)
                          if (case, first.dpus, "weak") in self._cases else np.full(n, np.nan))
         return Scores(np.column_stack(columns), self._constraints(design, cost), np.column_stack(epoch))
+
+    def _by_family(self, points: Sequence[Mapping[str, Any]]) -> Scores:
+        """Each point scored by its family's evaluator (a point without a pick: the baseline's family)."""
+        axis = self.spec.family_axis
+        assert axis is not None  # parts exist only with a family axis
+        picks = np.asarray([pt.get(axis.name, self.family) for pt in points], dtype=object)
+        n = len(points)
+        values = np.full((n, len(self.spec.objectives)), np.nan)
+        constraints = np.zeros((n, len(self.constraint_names)))
+        epoch = np.full((n, len(self.spec.workloads)), np.nan)
+        for family, part in self.parts.items():
+            idx = np.nonzero(picks == family)[0]
+            if len(idx):
+                scores = part.evaluate([points[int(i)] for i in idx])
+                values[idx], constraints[idx], epoch[idx] = scores.values, scores.constraints, scores.epoch_s
+        return Scores(values, constraints, epoch)
 
     def _objective(self, kind: str, case: WorkloadCase, dpus: int, low: int, design: Design,
                    target: float = 0.99) -> np.ndarray:
@@ -343,10 +382,18 @@ class Evaluator:
         return np.column_stack(cols) if cols else np.zeros((len(design.topology), 0))
 
     def _memory_excess(self, design: Design) -> np.ndarray:
-        """max over workloads of (needed / available - 1) for MRAM and WRAM."""
+        """max over workloads of (needed / available - 1) for MRAM and WRAM (a family with its own pricing: its
+        ``memory_excess``)."""
         worst = np.full(len(design.topology), -1.0)
-        for (case, _, _), (w, _) in self._cases.items():
+        pricing = family_pricing(self.base)
+        runs = {n for o in self.spec.objectives if o.kind != "cost" for n in (o.dpus, o.low_dpus)}
+        for (case, dpus, _), (w, _) in self._cases.items():
             picked = design.picks(case)
+            if pricing is not None:
+                if dpus in runs:  # the units a scored objective runs on (cost runs none)
+                    excess = pricing.memory_excess(w, {k: v[picked] for k, v in design.values.items()})
+                    worst[picked] = np.maximum(worst[picked], excess)
+                continue
             for t in np.unique(design.tasklets[picked]):
                 mask = picked & (design.tasklets == t)
                 fp = footprint(w.with_(tasklets=int(t)))

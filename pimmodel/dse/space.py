@@ -20,6 +20,18 @@ Algorithm and hardware are searched together with two more fields::
 
 An ``optimizer`` parameter replaces ``[workloads] optimizers``: each (dataset, model) is scored with the optimizer a
 design point picks (a pick whose links the design lacks is infeasible: constraint ``links``).
+
+Architecture families are searched together with a ``[families]`` table (family -> its baseline spec; the
+``[study] baseline`` is its own family's) and a ``family`` parameter, the categorical axis::
+
+    [families]
+    bank-simd = "hbm-pim-aquabolt"
+    [parameters]
+    family = { choices = ["upmem-like", "bank-simd"] }
+    lanes = { field = "lanes", family = "bank-simd", choices = [16, 32, 64] }
+
+Every hardware parameter belongs to one family (``family``, default the baseline's) and names a numeric field of
+that family's spec; a design point picks a family and only that family's parameters (``FamilyParameter``).
 Every bad key or value is a one-line ``StudyError``.
 """
 
@@ -35,7 +47,8 @@ from ..errors import SpecError, StudyError, suggest
 from ..resources import data_dir
 from ..specs import DATASETS, MODELS, OPTIMIZERS, SCALINGS, STUDY_OPTIMIZERS, TOPOLOGIES, load_hardware
 from ..specs._toml import read_toml
-from ..specs.hardware import FIELD_BY_NAME
+from ..specs.architectures import FAMILIES, architecture, architecture_of, fields_of
+from ..specs.hardware import FIELD_BY_NAME, Field
 
 AXIS_SCALES = ("linear", "log")
 """How an axis is sampled: uniformly or uniformly in its logarithm."""
@@ -71,6 +84,10 @@ STRUCTURAL_FIELD = "link_topology"
 OPTIMIZER_FIELD = "optimizer"
 SYNC_FIELD = "sync_every"
 ALGORITHM_FIELDS = (OPTIMIZER_FIELD, SYNC_FIELD)
+FAMILY_FIELD = "family"
+"""The architecture-family axis (a choice of ``[families]`` keys)."""
+POWER_FIELDS = ("power_per_dpu_w", "dpu_clock_hz", "host_power_w")
+"""The fields the energy objective and the power constraint read (a family without them cannot take either)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +120,14 @@ class Parameter:
         if self.kind == "choice":
             return [float(c) * self.scale for c in self.choices]
         return [self.low * self.scale, self.high * self.scale]
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyParameter(Parameter):
+    """A hardware parameter of a study with a family axis: searched only at the design points of ``family`` (its
+    own class: a study without the axis keeps the stored definition it had)."""
+
+    family: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +195,8 @@ class StudySpec:
     constraints: Constraints
     parameters: tuple[Parameter, ...]
     path: str = ""
+    families: tuple[tuple[str, str], ...] = ()
+    """A family axis: (family, its baseline spec) for every family the axis picks, the baseline's first; () none."""
 
     @property
     def directions(self) -> list[Direction]:
@@ -184,6 +211,11 @@ class StudySpec:
         """The largest SI value the search gives hardware ``field``, None if no parameter sets it."""
         values = [v for p in self.parameters for v in p.values_of(field)]
         return max(values) if values else None
+
+    @property
+    def family_axis(self) -> Parameter | None:
+        """The ``family`` parameter, None without one."""
+        return next((p for p in self.parameters if p.field == FAMILY_FIELD), None)
 
 
 # ---------------------------------------------------------------- loading
@@ -251,13 +283,18 @@ def _study_schema(optimizers: tuple[str, ...]) -> Any:
                                          ("max_cost", positive, unset)])
     parameter = struct("parameter", [
         ("field", Annotated[str, msgspec.Meta(description="a numeric hardware field, tasklets, link_topology, "
-                                                          "optimizer or sync_every (default: the key)")], unset),
+                                                          "optimizer, sync_every or family (default: the key)")],
+         unset),
+        ("family", Annotated[literal(FAMILIES), msgspec.Meta(  # type: ignore[valid-type]
+            description="the architecture family whose spec field it names (default: the baseline's)")], unset),
         ("low", float, unset), ("high", float, unset), ("unit", literal(UNITS), ""),
         ("scale", literal(AXIS_SCALES), "linear"), ("type", literal(("int", "float")), unset),
         ("choices", Annotated[list[str | int | float], msgspec.Meta(min_length=1)], unset),
         ("sets", dict[str, dict[str, float]], unset)])
     return struct("study_file", [
         ("study", head), ("workloads", workloads, unset),
+        ("families", Annotated[dict[literal(FAMILIES), str], msgspec.Meta(  # type: ignore[valid-type,misc]
+            description="a hardware family -> its baseline spec, for a family parameter")], unset),
         ("objective", objective | list[objective], unset),  # type: ignore[valid-type]
         ("constraints", constraints, unset), ("parameters", dict[str, parameter], unset)])  # type: ignore[valid-type]
 
@@ -283,18 +320,110 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> StudySpec:
     objectives = _objectives(data.get("objective"), origin)
     if len(objectives) > 1 and sampler == "tpe":
         sampler = "tpe"  # multi-objective TPE is supported by Optuna as well
-    parameters = tuple(_parameter(k, v, origin) for k, v in _table(data, "parameters", origin).items())
+    families = _families(_table(data, "families", origin), base_spec, origin)
+    home = architecture_of(base_spec).name
+    parameters = tuple(_parameter(k, v, origin, families, home)
+                       for k, v in _table(data, "parameters", origin).items())
+    parameters, pairs = _family_axis(parameters, families, home, origin)
     searched = next((p.choices for p in parameters if p.field == OPTIMIZER_FIELD), None)
     spec = StudySpec(
         name=name, description=str(head.get("description", "")), baseline=base_spec.name, sampler=sampler,
         trials=_int(head.get("trials", 1000), "trials", origin), seed=_opt_int(head.get("seed"), origin),
         batch=_int(head.get("batch", 64), "batch", origin), view=str(head.get("view", "wall")),
         workloads=_workloads(_table(data, "workloads", origin), origin, searched), objectives=objectives,
-        constraints=_constraints(_table(data, "constraints", origin), origin), parameters=parameters, path=origin)
+        constraints=_constraints(_table(data, "constraints", origin), origin), parameters=parameters, path=origin,
+        families=pairs)
     if not spec.parameters:
         raise StudyError(f"{origin}: [parameters] is empty; give at least one hardware parameter to search")
     _check_dpus(spec, base_spec.dpus_available, origin)
+    _check_families(spec, families, origin)
     return spec
+
+
+def _fields(hw: Any) -> dict[str, Field]:
+    """The numeric fields of ``hw``'s family's spec, by name."""
+    return {f.name: f for f in fields_of(hw)}
+
+
+def _families(table: Mapping[str, Any], base: Any, origin: str) -> dict[str, Any]:
+    """family -> its baseline spec: the ``[study] baseline`` for its own family, ``[families]`` for the others."""
+    home = architecture_of(base).name
+    out = {home: base}
+    for family, name in table.items():
+        try:
+            hw = load_hardware(str(name))
+        except SpecError as exc:
+            raise StudyError(f"{origin}: families.{family}: {exc}") from None
+        if architecture_of(hw).name != family:
+            raise StudyError(f"{origin}: families.{family} = {name!r} is a {architecture_of(hw).name} spec; name a "
+                             f"spec of the {family} family")
+        if family == home and hw.name != base.name:
+            raise StudyError(f"{origin}: families.{family} = {name!r} but the {family} family's baseline is the "
+                             f"study's baseline {base.name}; drop the line or change [study] baseline")
+        out[family] = hw
+    return out
+
+
+def _family_axis(parameters: tuple[Parameter, ...], families: Mapping[str, Any], home: str, origin: str
+                 ) -> tuple[tuple[Parameter, ...], tuple[tuple[str, str], ...]]:
+    """With a ``family`` parameter: every hardware parameter as a ``FamilyParameter`` and the (family, baseline)
+    pairs of the axis; without one, the parameters unchanged (one of another family is refused)."""
+    axis = next((p for p in parameters if p.field == FAMILY_FIELD), None)
+    tagged = [p for p in parameters if isinstance(p, FamilyParameter)]
+    if axis is None:
+        stray = next((p for p in tagged if p.family != home), None)
+        if stray is not None:
+            raise StudyError(f"{origin}: parameters.{stray.name} is a {stray.family} parameter but the study "
+                             f"searches only {home} (its baseline's family); add family = {{ choices = "
+                             f"[\"{home}\", \"{stray.family}\"] }} to [parameters]")
+        return tuple(p if not isinstance(p, FamilyParameter) else _plain(p) for p in parameters), ()
+    for c in axis.choices:
+        if c not in families:
+            raise StudyError(f"{origin}: parameters.{axis.name}: family {c!r} has no baseline spec; add "
+                             f"[families] {c} = \"<spec>\"{suggest(str(c), FAMILIES)}")
+    out = []
+    for p in parameters:
+        if isinstance(p, FamilyParameter) and p.family not in axis.choices:
+            raise StudyError(f"{origin}: parameters.{p.name} is a {p.family} parameter but parameters.{axis.name} "
+                             f"never picks {p.family}; add it to the choices or drop the parameter")
+        if p.field in ALGORITHM_FIELDS or p is axis:
+            out.append(p)
+        else:
+            family = p.family if isinstance(p, FamilyParameter) else home
+            out.append(FamilyParameter(**{**_asdict(p), "family": family}))
+    pairs = tuple((f, families[f].name) for f in dict.fromkeys((home, *map(str, axis.choices))))
+    return tuple(out), pairs
+
+
+def _asdict(p: Parameter) -> dict[str, Any]:
+    return {name: getattr(p, name) for name in Parameter.__dataclass_fields__}
+
+
+def _plain(p: Parameter) -> Parameter:
+    return Parameter(**_asdict(p))
+
+
+def _check_families(spec: StudySpec, families: Mapping[str, Any], origin: str) -> None:
+    """Every family of the axis can run the workloads (their layouts), has the objectives' units and, for energy or
+    power, the fields they read."""
+    needs_power = spec.constraints.max_power_w is not None or any(o.kind == "energy_per_epoch"
+                                                                  for o in spec.objectives)
+    for family, _ in spec.families:
+        hw, info = families[family], architecture(family)
+        for case in spec.workloads:
+            layout = DATASETS[case.dataset].layout
+            if layout not in info.layouts:
+                raise StudyError(f"{origin}: the {family} family cannot run {case.dataset} ({layout} rows: "
+                                 f"{info.layout_note}); limit [workloads] datasets to {info.layouts[0]} ones or drop "
+                                 f"{family} from the family choices")
+        need = max((o.dpus for o in spec.objectives if o.kind != "cost"), default=1)  # cost is per unit
+        if need > hw.dpus_available and family != spec.families[0][0]:
+            raise StudyError(f"{origin}: an objective runs on {need:,} {info.unit}s but the {family} "
+                             f"baseline {hw.name} has {hw.dpus_available:,}; lower the objective's dpus")
+        lacking = [f for f in POWER_FIELDS if f not in _fields(hw)]
+        if needs_power and lacking:
+            raise StudyError(f"{origin}: the {family} family has no power model ({', '.join(lacking)}); a study "
+                             "searching it takes neither energy_per_epoch nor max_power_w")
 
 
 def _check_dpus(spec: StudySpec, baseline_dpus: int, origin: str) -> None:
@@ -367,24 +496,40 @@ def _constraints(table: Mapping[str, Any], origin: str) -> Constraints:
     return Constraints(bool(table.get("fit_memory", True)), table.get("max_power_w"), table.get("max_cost"))
 
 
-def _parameter(key: str, raw: Any, origin: str) -> Parameter:
+def _parameter(key: str, raw: Any, origin: str, families: Mapping[str, Any], home: str) -> Parameter:
     where = f"{origin}: parameters.{key}"
     target = str(raw.get("field", key))
-    known = {*FIELD_BY_NAME, WORKLOAD_FIELD, STRUCTURAL_FIELD, *ALGORITHM_FIELDS}
+    family = str(raw.get("family", home))
+    if family not in families:
+        raise StudyError(f"{where}: family = {family!r} has no baseline spec; add [families] {family} = \"<spec>\"")
+    table = _fields(families[family])
+    known = {*table, WORKLOAD_FIELD, STRUCTURAL_FIELD, *ALGORITHM_FIELDS, FAMILY_FIELD} if family == home else {*table}
+    if "family" in raw and target in (*ALGORITHM_FIELDS, FAMILY_FIELD):
+        raise StudyError(f"{where}: {target} is searched for every family; drop its family key")
     if "sets" not in raw and target not in known:
-        raise StudyError(f"{where}: unknown hardware field {target!r}{suggest(target, known)}")
+        other = next((f for f, hw in families.items() if f != family and target in _fields(hw)), None)
+        if other is not None:
+            raise StudyError(f"{where}: {target!r} is not a field of the {family} family ({families[family].name}) "
+                             f"but of {other} ({families[other].name}); add family = \"{other}\"")
+        raise StudyError(f"{where}: unknown hardware field {target!r} of the {family} family"
+                         f"{suggest(target, known)}")
+    made = _parameter_of(key, target, raw, where, table)
+    return FamilyParameter(**{**_asdict(made), "family": family}) if "family" in raw else made
+
+
+def _parameter_of(key: str, target: str, raw: Any, where: str, table: Mapping[str, Field]) -> Parameter:
     if "choices" in raw:
-        return _choice(key, target, raw, where)
+        return _choice(key, target, raw, where, table)
     unit = str(raw.get("unit", ""))
     low: Any = raw.get("low")
     high: Any = raw.get("high")
     if not (_number(low) and _number(high) and low < high):
         raise StudyError(f"{where}: needs numbers low < high, got low={low!r} high={high!r}")
     scale = str(raw.get("scale", "linear"))
-    kind = str(raw.get("type", "int" if target in (WORKLOAD_FIELD,) or _is_int(target) else "float"))
+    kind = str(raw.get("type", "int" if target in (WORKLOAD_FIELD,) or _is_int(target, table) else "float"))
     p = Parameter(key, target, kind, float(low), float(high), scale == "log", unit)
-    _check_range(p, p.low * p.scale, where)
-    _check_range(p, p.high * p.scale, where)
+    _check_range(p, p.low * p.scale, where, table)
+    _check_range(p, p.high * p.scale, where, table)
     return p
 
 
@@ -392,20 +537,25 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _is_int(target: str) -> bool:
-    f = FIELD_BY_NAME.get(target)
+def _is_int(target: str, table: Mapping[str, Field] = FIELD_BY_NAME) -> bool:
+    f = table.get(target)
     return bool(f and f.integer)
 
 
-def _check_range(p: Parameter, si_value: float, where: str) -> None:
-    f = FIELD_BY_NAME.get(p.field)
+def _check_range(p: Parameter, si_value: float, where: str, table: Mapping[str, Field] = FIELD_BY_NAME) -> None:
+    f = table.get(p.field)
     if f is not None and not f.low <= si_value <= f.high:
         raise StudyError(f"{where}: {si_value / p.scale:g} {p.unit} is outside the allowed range of {f.name} "
                          f"[{f.low / p.scale:g}, {f.high / p.scale:g}] {p.unit}".rstrip())
 
 
-def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parameter:
+def _choice(key: str, target: str, raw: Mapping[str, Any], where: str,
+            table: Mapping[str, Field] = FIELD_BY_NAME) -> Parameter:
     choices = raw["choices"]
+    if target == FAMILY_FIELD:
+        for c in choices:
+            if c not in FAMILIES:
+                raise StudyError(f"{where}: unknown hardware family {c!r}{suggest(str(c), FAMILIES)}")
     if target == STRUCTURAL_FIELD:
         for c in choices:
             if c not in TOPOLOGIES:
@@ -424,20 +574,20 @@ def _choice(key: str, target: str, raw: Mapping[str, Any], where: str) -> Parame
         if choice not in choices:
             raise StudyError(f"{where}: sets.{choice} is not one of the choices {choices}")
         for name, value in fields.items():
-            if name not in FIELD_BY_NAME:
-                raise StudyError(f"{where}: sets.{choice}: unknown field {name!r}{suggest(name, FIELD_BY_NAME)}")
-            f = FIELD_BY_NAME[name]
+            if name not in table:
+                raise StudyError(f"{where}: sets.{choice}: unknown field {name!r}{suggest(name, table)}")
+            f = table[name]
             if isinstance(value, bool) or not isinstance(value, int | float) or not f.low <= value <= f.high:
                 raise StudyError(f"{where}: sets.{choice}.{name} = {value!r} is outside [{f.low:g}, {f.high:g}]")
         sets.append((str(choice), tuple((n, float(v)) for n, v in fields.items())))
-    if not sets and target not in FIELD_BY_NAME and target not in (STRUCTURAL_FIELD, *ALGORITHM_FIELDS):
+    if not sets and target not in table and target not in (STRUCTURAL_FIELD, *ALGORITHM_FIELDS, FAMILY_FIELD):
         raise StudyError(f"{where}: a choice needs a hardware field or 'sets'")
-    if not sets and target in FIELD_BY_NAME:
+    if not sets and target in table:
         for c in choices:
             if isinstance(c, bool) or not isinstance(c, int | float):
                 raise StudyError(f"{where}: choices of {target} must be numbers (SI), got {c!r}")
     return Parameter(key, target, "choice", choices=tuple(choices), sets=tuple(sets), unit=str(raw.get("unit", "")))
 
 
-__all__ = ["OBJECTIVES", "SAMPLERS", "SCALINGS", "UNITS", "Constraints", "Objective", "Parameter", "StudySpec",
-           "WorkloadCase", "from_mapping", "load_study"]
+__all__ = ["OBJECTIVES", "SAMPLERS", "SCALINGS", "UNITS", "Constraints", "FamilyParameter", "Objective", "Parameter",
+           "StudySpec", "WorkloadCase", "from_mapping", "load_study"]

@@ -42,7 +42,7 @@ from optuna.trial import BaseTrial, FrozenTrial, TrialState
 from ..errors import PimModelError, StudyError
 from ..version import environment
 from .objective import Evaluator
-from .space import OPTIMIZER_FIELD, STRUCTURAL_FIELD, Parameter, StudySpec
+from .space import FAMILY_FIELD, OPTIMIZER_FIELD, STRUCTURAL_FIELD, Parameter, StudySpec
 from .storage import DEFAULT_STORAGE, Location, TrialStore, locate, open_storage, storage_errors
 
 Progress = Callable[[int, float | None], None]
@@ -101,9 +101,15 @@ class OpenedStudy:
 
 # ---------------------------------------------------------------- trials
 def suggest(trial: BaseTrial, parameters: Sequence[Parameter]) -> dict[str, Any]:
-    """Ask ``trial`` for every parameter (values in the study's units)."""
+    """Ask ``trial`` for every parameter (values in the study's units); with a family axis, the family first and
+    then only that family's parameters (define-by-run: a parameter of another family is not asked)."""
     out: dict[str, Any] = {}
+    axis = next((p for p in parameters if p.field == FAMILY_FIELD), None)
+    if axis is not None:
+        out[axis.name] = trial.suggest_categorical(axis.name, list(axis.choices))
     for p in parameters:
+        if axis is not None and (p is axis or getattr(p, "family", out[axis.name]) != out[axis.name]):
+            continue
         if p.kind == "choice":
             out[p.name] = trial.suggest_categorical(p.name, list(p.choices))
         elif p.kind == "int":

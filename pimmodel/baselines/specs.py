@@ -15,19 +15,18 @@ the numpy reference of ``reference.py``).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import SpecError, unknown
 from ..resources import data_dir
 from ..specs._toml import dumps, read_toml
-from ..specs.hardware import Field, check_numbers
+from ..specs.hardware import Field, SpecRecord, check_numbers, read_fields, write_fields
 
 IMPLEMENTATIONS = ("pytorch-study", "numpy-reference")
 """``pytorch-study``: ``baseline/model.py``/``smodel.py`` of the artifact; ``numpy-reference``: ``reference.py``."""
@@ -116,9 +115,10 @@ GPU_FIELDS: tuple[Field, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class CpuSpec:
+class CpuSpec(SpecRecord):
     """A CPU system and the training implementation that runs on it (see the module docstring)."""
 
+    FIELDS: ClassVar[tuple[Field, ...]] = CPU_FIELDS
     name: str
     description: str
     implementation: str
@@ -163,15 +163,12 @@ class CpuSpec:
         """Fixed cost of one step of ``optimizer`` x ``model`` (``ma-sgd``/``lr`` style names)."""
         return float(getattr(self, f"{optimizer.replace('-', '_')}_{model}_step_s"))
 
-    def replace(self, **changes: Any) -> CpuSpec:
-        """A validated copy with some fields changed."""
-        return dataclasses.replace(self, **changes)
-
 
 @dataclass(frozen=True, slots=True)
-class GpuSpec:
+class GpuSpec(SpecRecord):
     """A GPU, its host link and the host-side data loader of the study's single-GPU run."""
 
+    FIELDS: ClassVar[tuple[Field, ...]] = GPU_FIELDS
     name: str
     description: str
     hbm_bytes: float
@@ -193,9 +190,6 @@ class GpuSpec:
 
     def __post_init__(self) -> None:
         check_numbers(repr(self.name), self, GPU_FIELDS)
-
-    def replace(self, **changes: Any) -> GpuSpec:
-        return dataclasses.replace(self, **changes)
 
 
 def schema(fields: tuple[Field, ...], text_fields: tuple[TextField, ...], name: str) -> Any:
@@ -232,18 +226,12 @@ def _from_mapping(data: Mapping[str, Any], origin: str, fields: tuple[Field, ...
     from ..specs.schema import validate
 
     validate(data, struct, origin)
-    values: dict[str, Any] = {"sources": {}}
-    for f in fields:
-        raw, source = _read_value(data[f.section][f.key])
-        scaled = raw * f.scale
-        if f.integer and scaled != round(scaled):
-            raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
-        values[f.name] = int(round(scaled)) if f.integer else float(scaled)
-        values["sources"][f.name] = source
+    values, sources = read_fields(data, fields, origin)
     for t in text_fields:
         raw, source = _read_value(data[t.section][t.key])
         values[t.name] = str(raw)
-        values["sources"][t.name] = source
+        sources[t.name] = source
+    values["sources"] = sources
     values["name"] = data["name"]
     values["description"] = str(data.get("description", ""))
     return values
@@ -264,12 +252,7 @@ def _to_mapping(spec: CpuSpec | GpuSpec, fields: tuple[Field, ...],
         source = spec.sources.get(t.name, "")
         value = getattr(spec, t.name)
         out.setdefault(t.section, {})[t.key] = {"value": value, "source": source} if source else value
-    for f in fields:
-        value = getattr(spec, f.name) / f.scale
-        value = int(value) if f.integer and float(value).is_integer() else float(value)
-        source = spec.sources.get(f.name, "")
-        out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
-    return out
+    return write_fields(out, spec, fields)
 
 
 def cpu_to_mapping(spec: CpuSpec) -> dict[str, Any]:

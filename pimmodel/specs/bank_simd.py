@@ -17,14 +17,13 @@ reference's (S/C/T = sourced, D = derived, A = assumption)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .hardware import Field, _f, check_numbers
+from .hardware import Field, SpecRecord, _f, check_numbers, read_fields, write_fields
 
 FAMILY = "bank-simd"
 
@@ -75,10 +74,11 @@ VALUE_BYTES = 2
 
 
 @dataclass(frozen=True, slots=True)
-class BankSimdSpec:
+class BankSimdSpec(SpecRecord):
     """A bank-level SIMD PIM system. Hypothetical designs: ``spec.replace(lanes=32)`` (re-validated)."""
 
     family: ClassVar[str] = FAMILY
+    FIELDS: ClassVar[tuple[Field, ...]] = FIELDS
     name: str
     description: str
     stacks: int
@@ -135,12 +135,6 @@ class BankSimdSpec:
         """Pseudo-channels needed to hold ``dpus`` units."""
         return -(-dpus // self.units_per_channel)
 
-    def numeric(self) -> dict[str, float]:
-        return {name: float(getattr(self, name)) for name in NUMERIC_FIELDS}
-
-    def replace(self, **changes: Any) -> BankSimdSpec:
-        return dataclasses.replace(self, **changes)
-
 
 @lru_cache(maxsize=1)
 def schema() -> Any:
@@ -158,17 +152,7 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> BankSimdSpec:
     from .schema import validate
 
     validate(data, schema(), origin)
-    values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for f in FIELDS:
-        raw, source = data[f.section][f.key], ""
-        if isinstance(raw, Mapping):
-            raw, source = raw["value"], str(raw.get("source", ""))
-        scaled = raw * f.scale
-        if f.integer and not float(scaled).is_integer():
-            raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
-        values[f.name] = int(round(scaled)) if f.integer else float(scaled)
-        sources[f.name] = source
+    values, sources = read_fields(data, FIELDS, origin)
     return BankSimdSpec(name=data["name"], description=str(data.get("description", "")),
                         machine=str(data.get("machine", "")), sources=sources, **values)
 
@@ -178,9 +162,4 @@ def to_mapping(spec: BankSimdSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"name": spec.name, "family": FAMILY, "description": spec.description}
     if spec.machine:
         out["machine"] = spec.machine
-    for f in FIELDS:
-        value = getattr(spec, f.name) / f.scale
-        value = int(value) if f.integer and float(value).is_integer() else float(value)
-        source = spec.sources.get(f.name, "")
-        out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
-    return out
+    return write_fields(out, spec, FIELDS)

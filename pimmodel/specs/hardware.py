@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
 from ..errors import SpecError, unknown
 from ._toml import dumps, read_toml
@@ -66,6 +66,60 @@ def check_numbers(label: str, record: Any, fields: tuple[Field, ...]) -> None:
             lo, hi = f.low / f.scale, f.high / f.scale
             raise SpecError(f"{label}: {f.section}.{f.key} = {value / f.scale:g} is out of range; "
                             f"use a value in [{lo:g}, {hi:g}]")
+
+
+def read_fields(data: Mapping[str, Any], fields: tuple[Field, ...],
+                origin: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The record values of a ``Field`` table from a parsed spec file (checked against its schema), in SI, and the
+    source of each: a key the file lacks takes the field's ``default`` (its source says so); a count that is not
+    whole in SI is a one-line error naming the file and the key (never rounded silently)."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for f in fields:
+        table = data.get(f.section, {})
+        if f.key not in table and f.default is not None:
+            values[f.name] = int(f.default * f.scale) if f.integer else float(f.default * f.scale)
+            sources[f.name] = f"default {f.default:g}: {f.default_note}"
+            continue
+        raw = table[f.key]
+        source = ""
+        if isinstance(raw, Mapping):
+            source = str(raw.get("source", ""))
+            raw = raw["value"]
+        scaled = raw * f.scale
+        if f.integer and not float(scaled).is_integer():  # 2.5 tasklets is no count: never rounded silently
+            raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
+        values[f.name] = int(round(scaled)) if f.integer else float(scaled)
+        sources[f.name] = source
+    return values, sources
+
+
+def write_fields(out: dict[str, Any], record: Any, fields: tuple[Field, ...]) -> dict[str, Any]:
+    """The inverse of ``read_fields`` into ``out``'s section tables: each field in its TOML unit (whole where it
+    is a count), as ``{value, source}`` where its source is known."""
+    for f in fields:
+        value = getattr(record, f.name) / f.scale
+        value = int(value) if f.integer and float(value).is_integer() else float(value)
+        source = record.sources.get(f.name, "")
+        out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
+    return out
+
+
+class SpecRecord:
+    """What every spec record with a ``Field`` table shares (UPMEM-like and bank-simd hardware, the CPU and GPU
+    baselines): its numbers by name and a validated copy. A subclass is a frozen dataclass naming its table in
+    ``FIELDS``."""
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[Field, ...]]
+
+    def numeric(self) -> dict[str, float]:
+        """The numeric fields by name, in the table's order (what the compiled cost model takes)."""
+        return {f.name: float(getattr(self, f.name)) for f in self.FIELDS}
+
+    def replace(self, **changes: Any) -> Self:
+        """A validated copy with some fields changed (a hypothetical design)."""
+        return cast(Self, dataclasses.replace(cast(Any, self), **changes))
 
 
 FIELDS: tuple[Field, ...] = (
@@ -217,9 +271,10 @@ NUMERIC_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
-class HardwareSpec:
+class HardwareSpec(SpecRecord):
     """A PIM system. Build hypothetical designs with ``dataclasses.replace(spec, ...)`` (re-validated)."""
 
+    FIELDS: ClassVar[tuple[Field, ...]] = FIELDS
     name: str
     description: str
     dpu_clock_hz: float
@@ -310,14 +365,6 @@ class HardwareSpec:
         """Ranks needed to hold ``dpus`` DPUs."""
         return -(-dpus // self.dpus_per_rank)
 
-    def numeric(self) -> dict[str, float]:
-        """The numeric fields by name (what the compiled cost model takes)."""
-        return {name: float(getattr(self, name)) for name in NUMERIC_FIELDS}
-
-    def replace(self, **changes: Any) -> HardwareSpec:
-        """A validated copy with some fields changed (a hypothetical design)."""
-        return dataclasses.replace(self, **changes)
-
 
 @lru_cache(maxsize=1)
 def schema() -> Any:
@@ -340,29 +387,13 @@ def from_mapping(data: Mapping[str, Any], origin: str) -> HardwareSpec:
 
     family_of(data, origin)  # an unknown family: one line listing the known ones
     validate(data, schema(), origin)
-    values: dict[str, Any] = {"sources": {}}
-    for f in FIELDS:
-        table = data.get(f.section, {})
-        if f.key not in table and f.default is not None:
-            values[f.name] = int(f.default * f.scale) if f.integer else float(f.default * f.scale)
-            values["sources"][f.name] = f"default {f.default:g}: {f.default_note}"
-            continue
-        raw = table[f.key]
-        source = ""
-        if isinstance(raw, Mapping):
-            source = str(raw.get("source", ""))
-            raw = raw["value"]
-        scaled = raw * f.scale
-        if f.integer and not float(scaled).is_integer():  # 2.5 tasklets is no count: never rounded silently
-            raise SpecError(f"{origin}: {f.section}.{f.key} must be a whole number, got {raw!r}")
-        values[f.name] = int(round(scaled)) if f.integer else float(scaled)
-        values["sources"][f.name] = source
+    values, sources = read_fields(data, FIELDS, origin)
     topology = data.get("interconnect", {}).get("topology", "none")
     if isinstance(topology, Mapping):
-        values["sources"]["link_topology"] = str(topology.get("source", ""))
+        sources["link_topology"] = str(topology.get("source", ""))
         topology = topology.get("value", "none")
     return HardwareSpec(name=data["name"], description=str(data.get("description", "")), link_topology=str(topology),
-                        machine=str(data.get("machine", "")), **values)
+                        machine=str(data.get("machine", "")), sources=sources, **values)
 
 
 def to_mapping(spec: HardwareSpec) -> dict[str, Any]:
@@ -370,11 +401,7 @@ def to_mapping(spec: HardwareSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"name": spec.name, "description": spec.description}
     if spec.machine:
         out["machine"] = spec.machine
-    for f in FIELDS:
-        value = getattr(spec, f.name) / f.scale
-        value = int(value) if f.integer and float(value).is_integer() else float(value)
-        source = spec.sources.get(f.name, "")
-        out.setdefault(f.section, {})[f.key] = {"value": value, "source": source} if source else value
+    write_fields(out, spec, FIELDS)
     topology_source = spec.sources.get("link_topology", "")
     out["interconnect"]["topology"] = ({"value": spec.link_topology, "source": topology_source} if topology_source
                                        else spec.link_topology)

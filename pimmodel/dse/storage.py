@@ -40,6 +40,7 @@ import sqlite3
 import stat
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
-from optuna.storages.journal import JournalFileSymlinkLock
+from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import StudyError
@@ -239,13 +240,15 @@ def open_storage(url: str, must_exist: bool = False) -> optuna.storages.BaseStor
 
 
 def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStorage:
-    from optuna.storages.journal import JournalFileBackend, JournalStorage
+    from optuna.storages.journal import JournalStorage
 
     assert location.path is not None
     path = str(location.path)
     with storage_errors(location):
         try:  # Optuna's reader checks every record and skips a torn last one: nothing is changed yet
-            storage = JournalStorage(JournalFileBackend(path, lock_obj=PidLock(path)))
+            backend = JournalFile(path, PidLock(path))
+            storage = JournalStorage(backend)
+            _BATCHES[storage] = backend.batch
         except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
             raise StudyError(f"storage {location.shown} is not an Optuna journal file ({_reason(exc)}); the file "
                              "was not changed; give another file") from None
@@ -257,6 +260,49 @@ def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStor
             if tail is not None:
                 _drop_torn_record(location)
     return storage
+
+
+class JournalFile(JournalFileBackend):
+    """Optuna's journal file backend, with one ``fsync`` per batch of trials: inside ``batch()`` each record is
+    appended under the lock as Optuna does (so readers and other writers see it at once, and numbering is
+    unchanged), and the file is made durable once, when the batch ends, outside the lock. Optuna's backend
+    fsyncs every record under the lock, which serialises every writer behind the disk (0.3-3 ms a trial here,
+    the largest cost of a second worker process). Outside ``batch()`` it is Optuna's backend unchanged."""
+
+    def __init__(self, path: str, lock: PidLock) -> None:
+        super().__init__(path, lock_obj=lock)
+        self._path = path
+        self._records_lock = lock
+        self._batching = 0
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        if not self._batching:
+            super().append_logs(logs)
+            return
+        data = ("\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n").encode("utf-8")
+        self._records_lock.acquire()
+        try:
+            with open(self._path, "ab") as f:
+                f.write(data)
+        finally:
+            self._records_lock.release()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Records appended in the block are fsynced once, at its end (also when it ends by an exception)."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching:
+                with open(self._path, "ab") as f:
+                    os.fsync(f.fileno())
+
+
+_BATCHES: weakref.WeakKeyDictionary[optuna.storages.BaseStorage, Callable[[], AbstractContextManager[None]]] = (
+    weakref.WeakKeyDictionary())
+"""The ``batch`` of each journal file storage opened here (``TrialStore.append`` writes a batch inside it)."""
 
 
 def _drop_torn_record(location: Location) -> None:
@@ -568,7 +614,7 @@ class TrialStore:
         ids: list[int] = []
         guard: Callable[[], AbstractContextManager[Any]] = getattr(stop, "deferring", nullcontext)
         try:
-            with storage_errors(self.location):
+            with storage_errors(self.location), _BATCHES.get(self.storage, nullcontext)():
                 for t in trials:
                     with guard():
                         ids.append(self.storage.create_new_trial(self.study_id, template_trial=t))

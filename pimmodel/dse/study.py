@@ -335,7 +335,7 @@ def _record_run(study: OpenedStudy, tag: str, provenance: Mapping[str, Any] | No
 
 
 SHADOW_POPULATIONS = 10
-"""NSGA-II's shadow is trimmed once it holds this many populations of trials (``Shadow``)."""
+"""NSGA-II's shadow is trimmed once it holds this many populations of trials more than it kept (``Shadow``)."""
 
 
 def _without_user_attrs(trial: FrozenTrial) -> FrozenTrial:
@@ -349,17 +349,20 @@ def _without_user_attrs(trial: FrozenTrial) -> FrozenTrial:
 class Shadow:
     """The sampler's in-memory study. NSGA-II reads only its last generations: the current one, the one
     before it and its parents (the elite of everything before, which it carries from generation to generation).
-    Once the shadow holds ``SHADOW_POPULATIONS`` populations it is rebuilt from those alone (through the
-    sampler's public ``get_population`` / ``get_parent_population``), so the sampler's per-trial cost stays
-    flat as the study grows, and a resumed study starts from them instead of replaying its whole history. TPE
-    models every trial by design: its shadow keeps them all. Trials enter without their user attributes
-    (samplers read parameters, values, states and system attributes only)."""
+    Once the shadow holds ``SHADOW_POPULATIONS`` populations more than its last rebuild kept, it is rebuilt from
+    those alone (through the sampler's public ``get_population`` / ``get_parent_population``), so the sampler's
+    per-trial cost stays flat as the study grows, and a resumed study starts from them instead of replaying its
+    whole history. TPE models every trial by design: its shadow keeps them all. Trials enter without their user
+    attributes (samplers read parameters, values, states and system attributes only)."""
 
     def __init__(self, spec: StudySpec, seed: int | None) -> None:
         self.spec = spec
         self.seed = seed
         self._memory = optuna.storages.InMemoryStorage()
         self._count = 0
+        self._kept = 0
+        """Trials the last rebuild kept: the next one waits for ``SHADOW_POPULATIONS`` populations more, so
+        with other writers' trials coming in (larger generations, more kept) a rebuild still pays for itself."""
         self.study = self._new()
 
     @property
@@ -391,7 +394,7 @@ class Shadow:
         if not isinstance(sampler, optuna.samplers.NSGAIISampler):
             return
         trials = self.study.get_trials(deepcopy=False)
-        if len(trials) < SHADOW_POPULATIONS * population_size(self.spec):
+        if len(trials) < self._kept + SHADOW_POPULATIONS * population_size(self.spec):
             return
         complete = [t for t in trials if t.state == TrialState.COMPLETE]
         if not complete or any(not t.state.is_finished() for t in trials):
@@ -406,6 +409,7 @@ class Shadow:
         old = self.study
         self.study = self._new()
         self.study.add_trials([keep[n] for n in sorted(keep)])
+        self._kept = len(keep)
         rebuilt = self.sampler
         assert isinstance(rebuilt, optuna.samplers.NSGAIISampler)
         for generation in range(1, last + 1):  # the elite chain rebuilt bottom-up: each level cached, no recursion

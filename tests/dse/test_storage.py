@@ -101,6 +101,39 @@ def test_every_other_writers_trial_is_read_once(kind: str, tmp_path: Path, reque
     assert a.read_new() == []
 
 
+def test_a_journal_batch_is_fsynced_once_and_each_record_is_seen_at_once(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29: a batch of trials is written record by record under the lock (another client reads each one at
+    once) and made durable by one fsync at its end, not one per record under the lock."""
+    import os
+
+    url = f"journal://{tmp_path / 's.log'}"
+    stores = []
+    for _ in range(2):
+        storage = open_storage(url)
+        study = optuna.create_study(study_name="s", storage=storage, load_if_exists=True)
+        stores.append(TrialStore(storage, storage.get_study_id_from_name(study.study_name), locate(url)))
+    a, b = stores
+    syncs: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (syncs.append(fd), real(fd))[1])
+    seen_mid_batch: list[int] = []
+    trials = [_trial(i / 10) for i in range(5)]
+
+    def stop() -> bool:  # called after each record: the other client already reads it
+        seen_mid_batch.append(len(b.read_new()))
+        return False
+
+    assert len(a.append(trials, stop)) == 5
+    assert len(syncs) == 1 and seen_mid_batch == [1, 1, 1, 1, 1]
+    assert [t.params["x"] for t in stored_trials_of(url)] == [i / 10 for i in range(5)]
+
+
+def stored_trials_of(url: str) -> list[optuna.trial.FrozenTrial]:
+    storage = open_storage(url, must_exist=True)
+    return storage.get_all_trials(storage.get_study_id_from_name("s"))
+
+
 def test_changed_definition_is_refused_unless_resume_anyway(small, storage: str) -> None:  # type: ignore[no-untyped-def]
     run(small, storage, trials=20, seed=1)
     run(dataclasses.replace(small, trials=999, seed=5, batch=10), storage, trials=20)  # not part of the definition

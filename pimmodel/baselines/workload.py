@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..errors import SpecError, unknown
 from ..specs import CRITEO, YFCC, Workload
 from ..specs.optimizers import REGISTRY as PIM_OPTIMIZERS
-from ..specs.workload import STUDY_DPUS, STUDY_EPOCHS
+from ..specs.workload import STUDY_DPUS, STUDY_EPOCHS, check_positive_ints
 
 MODELS = ("lr", "svm")
 
@@ -113,10 +113,8 @@ class BaselineWorkload:
             raise unknown("optimizer", self.optimizer, OPTIMIZERS)
         if self.layout not in LAYOUTS:
             raise unknown("layout", self.layout, LAYOUTS)
-        for key in ("rows", "features", "batch_size", "processes", "epochs", "label_bytes"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SpecError(f"workload {self.name!r}: {key} must be a positive whole number, got {value!r}")
+        check_positive_ints(self, ("rows", "features", "batch_size", "processes", "epochs", "label_bytes"),
+                            lambda key: f"workload {self.name!r}: {key}")
         nnz = self.nonzeros_per_row
         if self.layout == "sparse" and (nnz is None or isinstance(nnz, bool) or not isinstance(nnz, int)
                                         or not 1 <= nnz <= self.features):

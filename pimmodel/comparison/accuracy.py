@@ -40,10 +40,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import SpecError, unknown
+from ..errors import unknown
 from ..resources import cache_dir
 from ..specs.optimizers import optimizer_info
-from ..specs.workload import BASELINE_HINGE_MARGIN, STUDY_CLASS_WEIGHTS
+from ..specs.workload import BASELINE_HINGE_MARGIN, STUDY_CLASS_WEIGHTS, check_positive_ints
 
 PLATFORMS = ("pim", "cpu", "gpu")
 CACHE_VERSION = 1
@@ -72,10 +72,8 @@ class TrainingJob:
     def __post_init__(self) -> None:
         if self.platform not in PLATFORMS:
             raise unknown("platform", self.platform, PLATFORMS)
-        for key in ("workers", "rows_per_worker", "batch_per_worker", "epochs", "task_epochs"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SpecError(f"training job: {key} must be a positive whole number, got {value!r}")
+        check_positive_ints(self, ("workers", "rows_per_worker", "batch_per_worker", "epochs", "task_epochs"),
+                            lambda key: f"training job: {key}")
 
     @property
     def steps_per_epoch(self) -> int:
@@ -102,11 +100,8 @@ class StandIn:
     """how many seeds each curve is trained from (their spread is drawn and decides "within noise")."""
 
     def __post_init__(self) -> None:
-        for key in ("workers", "dense_divisor", "sparse_divisor", "dense_features", "sparse_features",
-                    "dense_max_rows", "sparse_max_rows", "seeds"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SpecError(f"stand-in {key} must be a positive whole number, got {value!r}")
+        check_positive_ints(self, ("workers", "dense_divisor", "sparse_divisor", "dense_features", "sparse_features",
+                                   "dense_max_rows", "sparse_max_rows", "seeds"), lambda key: f"stand-in {key}")
 
     def divisor(self, layout: str) -> int:
         return self.dense_divisor if layout == "dense" else self.sparse_divisor

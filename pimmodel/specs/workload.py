@@ -8,7 +8,7 @@ The two presets are the PIM-Opt study's datasets exactly as stored on the DPUs
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +24,16 @@ SCALINGS = ("weak", "strong")
 LAYOUTS = ("dense", "sparse")
 VALUE_BYTES = (1, 2, 4, 8)
 """Widths of a stored feature value a DPU can load (its 8-, 16-, 32- and 64-bit loads)."""
+
+
+def check_positive_ints(record: object, keys: Iterable[str], name: Callable[[str], str]) -> None:
+    """Each field ``keys`` of ``record`` is a positive whole number (a bool is none); the first that is not is a
+    one-line SpecError saying ``name(key)`` must be one (datasets, workloads, hyper-parameters, the baselines'
+    workloads and the comparison's jobs)."""
+    for key in keys:
+        value = getattr(record, key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(f"{name(key)} must be a positive whole number, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +70,9 @@ class DatasetSpec:
             raise SpecError(f"dataset {self.name!r}: bias_separate must be true or false, got {self.bias_separate!r}")
         if not isinstance(self.layout, str) or self.layout not in LAYOUTS:
             raise unknown("layout", str(self.layout), LAYOUTS)
-        for key in ("features", "nonzeros_per_row", "slots_per_row", "bytes_per_value", "rows_per_dpu_weak",
-                    "strong_rows", "label_bytes"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SpecError(f"dataset {self.name!r}: {key} must be a positive whole number, got {value!r}")
+        check_positive_ints(self, ("features", "nonzeros_per_row", "slots_per_row", "bytes_per_value",
+                                   "rows_per_dpu_weak", "strong_rows", "label_bytes"),
+                            lambda key: f"dataset {self.name!r}: {key}")
         if self.bytes_per_value not in VALUE_BYTES:
             raise SpecError(f"dataset {self.name!r}: bytes_per_value must be one of {', '.join(map(str, VALUE_BYTES))}"
                             f" (the widths a DPU loads and the kernels' fixed point holds), got {self.bytes_per_value}")
@@ -117,10 +125,7 @@ class HyperParams:
     registry's default when the user gives none; 1 = every step)."""
 
     def __post_init__(self) -> None:
-        for key in ("batch_size", "global_batch_size", "task_epochs", "sync_every"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SpecError(f"{_option(key)} must be a positive whole number, got {value!r}")
+        check_positive_ints(self, ("batch_size", "global_batch_size", "task_epochs", "sync_every"), _option)
         for key in ("learning_rate_shift", "reg_shift", "admm_alpha_shift"):
             value = getattr(self, key)
             if not isinstance(value, int) or not 0 <= value <= 62:
@@ -314,10 +319,7 @@ class Workload:
             raise unknown("scaling", self.scaling, SCALINGS)
         if self.kernels not in KERNEL_VARIANTS:
             raise unknown("kernel variant", self.kernels, KERNEL_VARIANTS)
-        for key in ("dpus", "tasklets", "epochs"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SpecError(f"--{key} must be a positive whole number, got {value!r}")
+        check_positive_ints(self, ("dpus", "tasklets", "epochs"), lambda key: f"--{key}")
         if self.hyper is None:
             hyper, notes = resolve_hyperparams(self.dataset, self.model, self.optimizer, self.dpus, self.scaling,
                                                epochs=self.epochs)

@@ -53,15 +53,24 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     return records, provenance(hw, calibration).to_record()
 
 
-def _write_output(output: Path | None, records: list[dict], prov: dict[str, Any], quiet: bool) -> None:
-    if output is None:
-        return
-    # lazy imports keep the CLI's cold start fast
-    from ..report.records import write
+def _finish(output: Path | None, records: list[dict], prov: dict[str, Any], json: bool) -> bool:
+    """What ``predict`` and ``scale`` do with their records before the table: write them to ``--output``, print
+    the notes (without --json) and, with --json, the whole ``{"provenance", "points"}`` record; True when that was
+    printed (the caller prints its table otherwise)."""
+    if output is not None:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.records import write
 
-    write(output, records, {"provenance": prov})
-    if not quiet:
-        typer.echo(f"records written to {output}", err=True)
+        write(output, records, {"provenance": prov})
+        if not json:
+            typer.echo(f"records written to {output}", err=True)
+    _print_notes(records, json)
+    if json:
+        # lazy imports keep the CLI's cold start fast
+        from ..report.json import emit
+
+        emit({"provenance": prov, "points": records})
+    return json
 
 
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write the records to a file: .csv (one "
@@ -125,13 +134,7 @@ def predict_command(
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
                              global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
                              interval, sync_every, placement=placement)
-    _write_output(output, records, prov, quiet=json)
-    _print_notes(records, json)
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.json import emit
-
-        emit({"provenance": prov, "points": records})
+    if _finish(output, records, prov, json):
         return
     # lazy imports keep the CLI's cold start fast
     from ..report.tables import comparison_table, print_table
@@ -234,13 +237,7 @@ def scale_command(
         from ..report.plots import save, scaling_plot
 
         save(scaling_plot(fits), plot)
-    _write_output(output, records, prov, quiet=json)
-    _print_notes(records, json)
-    if json:
-        # lazy imports keep the CLI's cold start fast
-        from ..report.json import emit
-
-        emit({"provenance": prov, "points": records})
+    if _finish(output, records, prov, json):
         return
     # lazy imports keep the CLI's cold start fast
     from ..report.tables import print_table, scaling_table

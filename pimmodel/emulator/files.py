@@ -49,19 +49,30 @@ BLOCK_ROWS = 1 << 14
 
 
 @dataclass
-class MappedShards:
-    """Training rows of a memory-mapped ``(rows, columns)`` array, sharded: ``index[k, r]`` is the file row of row
-    r of DPU k (-1: padding of a shorter shard). Dense rows are zero-padded to ``features``; ``quantize``: the
-    array holds real values in [0, 1] (a user's .npy) turned into Q1.31 as they are read, else the kernels' values
-    (ELL indices, Q1.31)."""
+class _MappedIndex:
+    """Rows of the memory-mapped ``(rows, columns)`` array at ``path`` picked by the file-row ``index``, with their
+    labels ``y``. ``quantize``: the array holds real values in [0, 1] (a user's .npy) turned into Q1.31 as they are
+    read, else the kernels' values (ELL indices, Q1.31)."""
 
     path: str
     index: NDArray[np.int64]
     y: NDArray[np.uint8]
     layout: str
-    features: int
     columns: int
     quantize: bool
+
+    def _read(self, arr: NDArray, rows: NDArray[np.int64]) -> NDArray:
+        """File rows ``rows`` of the mapped ``arr`` as the kernels read them."""
+        data = np.asarray(arr[rows, : self.columns])
+        return fx.quantize_unit(data) if self.quantize else data
+
+
+@dataclass
+class MappedShards(_MappedIndex):
+    """Training rows of a memory-mapped array, sharded: ``index[k, r]`` is the file row of row r of DPU k (-1:
+    padding of a shorter shard). Dense rows are zero-padded to ``features``."""
+
+    features: int
     counts: NDArray[np.int64] | None = None
     global_rows: int = 0
     """rows of the largest shard of the whole run (a part's own may be one fewer)."""
@@ -87,9 +98,7 @@ class MappedShards:
         stop = min(stop, self.rows_per_dpu)
         idx = self.index[:, start:stop]
         take = idx.reshape(-1) >= 0
-        data = np.asarray(self._array()[idx.reshape(-1)[take], : self.columns])
-        if self.quantize:
-            data = fx.quantize_unit(data)
+        data = self._read(self._array(), idx.reshape(-1)[take])
         width = self.features if self.layout == "dense" else self.columns
         x = np.zeros((idx.shape[0] * idx.shape[1], width), np.uint32 if self.layout == "dense" else np.int32)
         x[take, : self.columns] = data
@@ -112,21 +121,13 @@ class MappedShards:
 
 
 @dataclass
-class MappedRows:
+class MappedRows(_MappedIndex):
     """Rows of a memory-mapped array picked by ``index`` (a test set), read in blocks."""
-
-    path: str
-    index: NDArray[np.int64]
-    y: NDArray[np.uint8]
-    layout: str
-    columns: int
-    quantize: bool
 
     def blocks(self, rows: int = BLOCK_ROWS) -> Iterator[NDArray]:
         arr = np.load(self.path, mmap_mode="r", allow_pickle=False)
         for lo in range(0, self.index.size, rows):
-            data = np.asarray(arr[self.index[lo:lo + rows], : self.columns])
-            yield fx.quantize_unit(data) if self.quantize else data
+            yield self._read(arr, self.index[lo:lo + rows])
 
     def __len__(self) -> int:
         return int(self.index.size)
@@ -174,7 +175,7 @@ class FileData:
             index[k, :n] = train_idx[lo:lo + n]
             ys[k, :n] = y[train_idx[lo:lo + n]]
         features = self.columns + (-self.columns) % pad_multiple if self.layout == "dense" else self.features
-        sh = MappedShards(self.path, index, ys, self.layout, features, self.columns, self.quantize,
+        sh = MappedShards(self.path, index, ys, self.layout, self.columns, self.quantize, features,
                           None if counts[-1] == longest else counts)
         test = MappedRows(self.path, test_idx, y[test_idx], self.layout, self.columns, self.quantize)
         return sh, test, train_idx

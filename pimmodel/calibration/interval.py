@@ -15,6 +15,7 @@ import numpy as np
 from ..costmodel import evaluate
 from ..phases import PHASES, in_view, total
 from ..specs import HardwareSpec, Workload
+from ..specs.architectures import architecture_of
 from .result import CalibrationResult, coefficients_for, fit_key
 
 
@@ -26,6 +27,12 @@ def interval(w: Workload, hw: HardwareSpec, cal: CalibrationResult, view: str = 
     fit = cal.fits.get(fit_key(w))
     samples: dict[str, Any] = dict(base)
     method = "no fitted covariance for this workload's group: zero-width interval"
+    family = architecture_of(hw)
+    if not family.calibrated:  # its pricing reads no fitted coefficient: the covariance has nothing to move
+        fit = None
+        method = (f"none: the {family.name} family's pricing reads no fitted coefficient, so the calibration's "
+                  f"covariance gives a zero-width interval; its error against silicon is `pimmodel validate "
+                  f"--group {','.join(family.validation_groups) or 'hardware'}`")
     if fit is not None and fit.names:
         rng = np.random.default_rng(seed)
         theta = rng.multivariate_normal(np.asarray(fit.values), fit.covariance_matrix(), size=draws,

@@ -10,6 +10,7 @@ import typer
 
 from ..errors import SpecError
 from . import options as O
+from .logs import Rate
 
 if TYPE_CHECKING:
     from ..specs import Workload
@@ -115,19 +116,41 @@ def compare_command(
                 v if is_global[o] else None)
         be = break_even(axis, make, optimizers, values_of, hw, cpu_spec, gpu_spec, calibration)
 
-    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+    import time
 
-    from .logs import Task
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    with Task(f"comparing {', '.join(w.optimizer for w in workloads)} on {ds.name}", None,
-              (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()),
-              label="training stand-ins") as task:
+    from ..comparison.compare import untrained
+    from .logs import Task, estimate_text, measured_rate, record_rate
+
+    what = f"comparing {', '.join(w.optimizer for w in workloads)} on {ds.name}"
+    epochs = untrained(workloads, cpu_spec, gpu_spec, stand_in)
+    rate_key, base_key = f"compare:stand-in-epoch:{ds.layout}", "compare:cached"
+    fixed = measured_rate(base_key)
+    estimate = estimate_text([(epochs, "uncached stand-in seed-epochs", measured_rate(
+        rate_key, COMPARE_EPOCH_DEFAULTS.get(ds.layout)))],
+        None if fixed is None else (fixed.s_per_unit, f"for the comparison itself ({fixed.measured})"))
+    start = time.perf_counter()
+    with Task(what, epochs or None, (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn()), label="training stand-ins", unit="seed-epochs",
+              estimate=estimate) as task:
+        done = [0.0]
 
         def say(text: str) -> None:
             task.update(description=f"training the {text} stand-in (cached after the first time)", say=True)
 
+        def steps(n: int, per_epoch: int) -> None:  # the emulator's steps, counted in epochs
+            done[0] += n / max(per_epoch, 1)
+            task.update(completed=min(int(done[0] + 1e-9), epochs))
+
         with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; nothing else was written"):
-            result = compare(workloads, hw, cpu_spec, gpu_spec, stand_in, target, calibration, be, say)
+            result = compare(workloads, hw, cpu_spec, gpu_spec, stand_in, target, calibration, be, say, steps)
+    elapsed = time.perf_counter() - start
+    if epochs:
+        rest = 0.0 if fixed is None else fixed.s_per_unit
+        record_rate(rate_key, max(elapsed - rest, 1e-3), epochs)
+    else:
+        record_rate(base_key, elapsed, 1)
     record = {**result.to_record(), "provenance": O.provenance(hw, calibration)}
     if plot is not None:
         from ..report.comparison import comparison_plot
@@ -157,6 +180,12 @@ def compare_command(
         typer.echo(f"note: {note}", err=True)
     if plot is not None:
         typer.echo(f"wrote {plot}", err=True)
+
+
+COMPARE_EPOCH_DEFAULTS = {"sparse": Rate(1.47, 90, "measured on a 2-core Intel Xeon, 2026-12-07: criteo-1tb LR MA-SGD "
+                                                "cold, 132 s for 90")}
+"""Seconds per stand-in seed-epoch before this machine has measured its own (a cold run of `pimmodel compare
+--dataset criteo-1tb --model lr --optimizer ma-sgd` with an empty $PIMMODEL_CACHE_DIR)."""
 
 
 def register(app: typer.Typer) -> None:

@@ -202,17 +202,27 @@ def _emulate(dataset: str, dpus: int, model: str, optimizer: str, epochs: int, g
              options: dict[str, Any]) -> Any:
     """The emulation, behind a progress bar on stderr where it is a terminal and log lines where it is not."""
     # lazy imports keep the CLI's cold start fast
+    import time
+
     from ..api import emulate
     from ..emulator.api import Options
-    from .logs import Task
+    from .logs import Task, estimate_text, measured_rate, record_rate
 
-    with Task(f"emulating {dataset} on {dpus:,} DPUs ({optimizer}, {epochs} epochs)", label="emulating",
-              unit="steps") as task:
+    what = f"emulating {dataset} on {dpus:,} DPUs ({optimizer}, {epochs} epochs)"
+    rows = options.get("samples_per_dpu")
+    key = (f"emulate:{dataset}:{model}:{optimizer}:{'default' if rows is None else rows}-rows:"
+           f"{options.get('engine')}")
+    per = "DPU-epochs" + ("" if rows is None else f" of {rows:,} rows")
+    start = time.perf_counter()
+    with Task(what, label="emulating", unit="steps",
+              estimate=estimate_text([(dpus * epochs, per, measured_rate(key))])) as task:
 
         def tick(n: int, per_epoch: int) -> None:
             task.update(advance=n, total=per_epoch * epochs)
 
-        return emulate(dataset, dpus, model, optimizer, given, Options(epochs=epochs, **options), progress=tick)
+        result = emulate(dataset, dpus, model, optimizer, given, Options(epochs=epochs, **options), progress=tick)
+    record_rate(key, time.perf_counter() - start, dpus * epochs)
+    return result
 
 
 def register(app: typer.Typer) -> None:

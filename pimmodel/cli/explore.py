@@ -191,8 +191,16 @@ def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | No
         log.info("%s: %s trials in %s (%.0f trials/s): about %s for %s trials; shorter: %s", spec.name,
                  f"{done:,}", duration(elapsed), rate, duration(total_s), f"{trials:,}", "; ".join(faster))
 
+    from .logs import Rate, estimate_text, measured_rate, record_rate
+
+    keys = (f"explore:{spec.name}:{workers}", f"explore:any-study:{workers}")
+    rate = measured_rate(keys[0]) or measured_rate(keys[1], Rate(2.0e-3, 4000, "measured on a 2-core Intel Xeon, "
+                                                               "2026-12-07: scalable-pim, 4,000 trials")
+                                                  if workers == 1 else None)
+    processes = f"{workers} worker processes" if workers > 1 else "1 process"
+    upfront = estimate_text([(trials, f"trials in {processes}", rate)])
     with Progress(*columns, console=console, disable=not sys.stderr.isatty(), transient=False) as bar, \
-            StopRequest() as stop, ProgressLog(spec.name, trials, describe) as lines:
+            StopRequest() as stop, ProgressLog(spec.name, trials, describe, estimate=upfront) as lines:
         task = bar.add_task(f"{spec.name} ({name})", total=trials, best="-")
 
         def progress(done: int, best: float | None) -> None:
@@ -211,6 +219,9 @@ def _run(spec: Any, url: str, trials: int, timeout: float | None, seed: int | No
                                  provenance)
             stored[0] = result.added
             lines.done = result.added
+            if not result.interrupted and result.added >= spec.batch:  # a whole batch at least
+                for key in keys:
+                    record_rate(key, result.elapsed_s, result.added)
             if result.interrupted:
                 lines.outcome = "interrupted"
         except KeyboardInterrupt:  # before the first trial (opening the study, compiling the equations)

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -148,8 +149,11 @@ class ProgressLog:
     command that refuses its input at once prints its one-line error and nothing else)."""
 
     def __init__(self, what: str, total: int | None, describe: Callable[[int, int | None, float], str] | None = None,
-                 unit: str = "", defer_start: bool = False) -> None:
+                 unit: str = "", defer_start: bool = False, estimate: str = "") -> None:
         self.what = what
+        self.estimate = estimate
+        """An up-front estimate of the work's time (``estimate_text``), logged with the "started" line (so a
+        refusal at once stays one line); it reaches stderr also where a progress bar is drawn."""
         self.unit = f" {unit}" if unit else ""
         self.total = total
         self.describe = describe or self._describe
@@ -191,6 +195,8 @@ class ProgressLog:
             self._started = True
             total = "" if self.total is None else f" ({self.total:,}{self.unit} to do)"
         self.log.info("%s: started%s", self.what, total)
+        if self.estimate:
+            say_estimate(self.what, self.estimate)
 
     def update(self, done: int) -> None:
         self._announce()
@@ -244,14 +250,14 @@ class Task:
     ``update`` takes rich's keywords (``advance``, ``completed``, ``total``, ``description``); ``say=True`` makes a
     new description a line of its own too (a new stage of the work)."""
 
-    def __init__(self, what: str, total: int | None = None, columns: tuple = (), label: str = "", unit: str = ""
-                 ) -> None:
+    def __init__(self, what: str, total: int | None = None, columns: tuple = (), label: str = "", unit: str = "",
+                 estimate: str = "") -> None:
         from rich.console import Console
         from rich.progress import Progress
 
         console = Console(stderr=True)
         self.bar = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
-        self.lines = ProgressLog(what, total, unit=unit, defer_start=True)
+        self.lines = ProgressLog(what, total, unit=unit, defer_start=True, estimate=estimate)
         self.label = label
         self.done = 0
         self._said = ""
@@ -282,3 +288,105 @@ class Task:
             self._said = description
             self.lines.say(description)
         self.lines.update(self.done)
+
+
+# ---------------------------------------------------------------- up-front estimates from measured rates
+RATES_FILE = "rates.json"
+"""Seconds per unit of work as each command last measured them on this machine (``$PIMMODEL_CACHE_DIR/timings``;
+deleting it only loses the estimates until the next run)."""
+ESTIMATE = "pimmodel.estimate"
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    s_per_unit: float
+    units: float
+    """How many units the measurement covered."""
+    measured: str
+    """Where it comes from, e.g. 'this machine's last run, 2026-12-07'."""
+
+
+def _rates_path() -> Path:
+    from ..resources import cache_dir
+
+    return cache_dir("timings") / RATES_FILE
+
+
+def _read_rates() -> dict[str, dict[str, float | str]]:
+    import json
+
+    try:
+        raw = json.loads(_rates_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def measured_rate(key: str, default: Rate | None = None) -> Rate | None:
+    """The last rate measured on this machine for ``key`` (seconds per unit), else ``default`` (a shipped
+    measurement, which says where it was made), else None."""
+    entry = _read_rates().get(key)
+    if isinstance(entry, dict):
+        try:
+            return Rate(float(entry["s_per_unit"]), float(entry["units"]),
+                        f"this machine's last run, {entry['date']}")
+        except (KeyError, TypeError, ValueError):
+            pass
+    return default
+
+
+def record_rate(key: str, seconds: float, units: float) -> None:
+    """Keep ``seconds / units`` as ``key``'s rate for the next estimate (nothing on too small a measurement; an
+    unwritable cache only loses the estimate)."""
+    import datetime
+    import json
+
+    if units <= 0 or seconds <= 0:
+        return
+    rates = _read_rates()
+    rates[key] = {"s_per_unit": seconds / units, "units": units, "date": datetime.date.today().isoformat()}
+    path = _rates_path()
+    try:
+        from ..atomic import WriteError, write_text
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps(rates, indent=1, sort_keys=True))
+    except (OSError, WriteError):
+        pass
+
+
+def estimate_text(parts: list[tuple[float, str, Rate | None]], base: tuple[float, str] | None = None) -> str:
+    """'estimated 40 s (9 stand-in seed-epochs x 4.1 s, this machine's last run, 2026-12-07; ...)': each part is
+    (units, what a unit is, its rate); a part without a rate is named as not estimated. ``base``: seconds of
+    fixed work measured the same way, and what it is."""
+    total, known, unknown = 0.0, [], []
+    for units, unit, rate in parts:
+        if not units:
+            known.append(f"no {unit}")
+            continue
+        if rate is None:
+            unknown.append(f"{units:,.0f} {unit} (no run on this machine has measured their rate yet)")
+            continue
+        total += units * rate.s_per_unit
+        known.append(f"{units:,.0f} {unit} x {_short(rate.s_per_unit)} ({rate.measured})")
+    if base is not None:
+        total += base[0]
+        known.append(f"{_short(base[0])} {base[1]}")
+    head = ("no estimate" if not known or (unknown and not total) else
+            f"estimated {duration(total)}" if total >= 1 else "estimated under 1 s")
+    if unknown and total:
+        head += " and more"
+    return f"{head} ({'; '.join(known + unknown) or 'nothing to do'})"
+
+
+def _short(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} us"
+
+
+def say_estimate(what: str, text: str) -> None:
+    """The estimate as a log line (stderr and --log-file; never stdout, which --json owns)."""
+    logging.getLogger(ESTIMATE).info("%s: %s", what, text)

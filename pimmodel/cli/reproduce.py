@@ -133,15 +133,21 @@ def _run(specs: list[Any], folder: Path, hardware: str, workers: int) -> tuple[l
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from ..reproduce import Setup, plan, reproduce
-    from .logs import Task
+    from .logs import Task, estimate_text, measured_rate, record_rate
 
     setup = Setup.default(O.hardware(hardware, "reproduce"))
     todo = plan(specs, setup)
+    curve_key, figure_key = f"reproduce:curve:{workers}-workers", "reproduce:figure"
+    figure_rate = measured_rate(figure_key)
+    estimate = estimate_text([(len(todo.missing), f"stand-in curves to train ({workers} workers)",
+                               measured_rate(curve_key)),
+                              (len(specs), "figure(s) from cached curves", figure_rate)])
     start = time.perf_counter()
     what = f"training {len(todo.missing)} stand-ins (cached afterwards)" if todo.missing else "computing figures"
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     noun = "figure" if len(specs) == 1 else "figures"
-    with Task(f"reproducing {len(specs)} {noun}", todo.steps, columns, label=what, unit="steps") as task:
+    with Task(f"reproducing {len(specs)} {noun}", todo.steps, columns, label=what, unit="steps",
+              estimate=estimate) as task:
 
         def step(text: str) -> None:
             task.update(advance=1, description=text)
@@ -151,7 +157,13 @@ def _run(specs: list[Any], folder: Path, hardware: str, workers: int) -> tuple[l
 
         with O.on_interrupt(lambda: "the stand-in curves trained so far are cached; rerun to go on"):
             records = reproduce(specs, setup, folder, workers, step, status)
-    return records, todo, setup, time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    if todo.missing:
+        figures_s = 0.0 if figure_rate is None else figure_rate.s_per_unit * len(specs)
+        record_rate(curve_key, max(elapsed - figures_s, 1e-3), len(todo.missing))
+    else:
+        record_rate(figure_key, elapsed, len(specs))
+    return records, todo, setup, elapsed
 
 
 def register(app: typer.Typer) -> None:

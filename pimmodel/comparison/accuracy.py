@@ -249,6 +249,12 @@ def cached(job: TrainingJob, stand_in: StandIn = StandIn()) -> Curve | None:
     return _combine(job, stand_in, [r for r in runs if r is not None])
 
 
+def untrained_epochs(job: TrainingJob, stand_in: StandIn = StandIn()) -> int:
+    """Epochs ``curve`` would train for ``job`` (its seeds not cached yet, each ``job.epochs``): what a run's
+    time estimate and progress count."""
+    return sum(job.epochs for s in _seeded(stand_in) if _cached_one(job, s) is None)
+
+
 def curve(job: TrainingJob, stand_in: StandIn = StandIn(), progress: Any = None) -> Curve:
     """The metric after each of ``job.epochs`` epochs of ``job``'s stand-in, the mean over its seeds with their
     spread (each seed computed once, then cached)."""

@@ -11,7 +11,7 @@ from ..api import CalibrationLike, HardwareLike, hardware_of, predict
 from ..baselines import BaselinePrediction, CpuSpec, GpuSpec, cpu_workload_of, gpu_workload_of
 from ..errors import PimModelError, SpecError
 from ..specs import HardwareSpec, Workload
-from .accuracy import StandIn, curve, difference
+from .accuracy import StandIn, TrainingJob, curve, difference, untrained_epochs
 from .platforms import cpu_epoch, cpu_job, gpu_epoch, gpu_job, pim_job
 from .timeline import Run, default_target
 
@@ -162,18 +162,37 @@ def speedup_text(pim_s: float, other: Run) -> str:
     return f"{head} ({low:.2g}-{high:.2g}x, decided by {r['decided_by']})"
 
 
+def training_jobs(workloads: Sequence[Workload], cpu: CpuSpec | None, gpu: GpuSpec | None) -> list[TrainingJob]:
+    """The stand-in curves ``runs_of`` trains, in its order."""
+    jobs = []
+    for w in workloads:
+        jobs.append(pim_job(w))
+        if cpu is not None:
+            jobs.append(cpu_job(w, cpu_workload_of(w)))
+    if gpu is not None:
+        jobs.append(gpu_job(workloads[0], gpu_workload_of(workloads[0])))
+    return jobs
+
+
+def untrained(workloads: Sequence[Workload], cpu: CpuSpec | None, gpu: GpuSpec | None,
+              stand_in: StandIn = StandIn()) -> int:
+    """Stand-in epochs a comparison of ``workloads`` would train (the seeds not cached yet)."""
+    return sum(untrained_epochs(j, stand_in) for j in training_jobs(workloads, cpu, gpu))
+
+
 def runs_of(workloads: Sequence[Workload], hw: HardwareSpec, cpu: CpuSpec | None, gpu: GpuSpec | None,
             stand_in: StandIn = StandIn(), calibration: CalibrationLike = None,
-            progress: Callable[[str], None] | None = None) -> list[Run]:
+            progress: Callable[[str], None] | None = None, steps: Any = None) -> list[Run]:
     """Every platform's run of the workloads (one GPU run per model: it runs mini-batch SGD whatever the PIM
-    optimizer). ``progress`` is told what is being trained before each curve."""
+    optimizer). ``progress`` is told what is being trained before each curve; ``steps`` (the emulator's
+    ``progress(steps, steps_per_epoch)``) is passed to each curve's training."""
     say = progress or (lambda _text: None)
     runs: list[Run] = []
     for w in workloads:
         job = pim_job(w)
         say(f"PIM {w.optimizer}")
         p = predict(w, hw, calibration=calibration)
-        runs.append(Run("pim", w.optimizer, p.per_epoch_total_s, curve(job, stand_in), job,
+        runs.append(Run("pim", w.optimizer, p.per_epoch_total_s, curve(job, stand_in, steps), job,
                         {"spec": hw.name, "bottleneck": p.bottleneck, "calibration": p.calibration,
                          "validation": "cost model (see `pimmodel validate`)",
                          "per_epoch_s": p.to_record()["per_epoch_s"]}))
@@ -181,14 +200,14 @@ def runs_of(workloads: Sequence[Workload], hw: HardwareSpec, cpu: CpuSpec | None
             bw = cpu_workload_of(w)
             say(f"CPU {w.optimizer}")
             cp = cpu_epoch(w, cpu)
-            runs.append(Run("cpu", w.optimizer, cp.epoch_s, curve(cpu_job(w, bw), stand_in), cpu_job(w, bw),
+            runs.append(Run("cpu", w.optimizer, cp.epoch_s, curve(cpu_job(w, bw), stand_in, steps), cpu_job(w, bw),
                             _time_model(cp)))
     if gpu is not None:
         w = workloads[0]
         bw = gpu_workload_of(w)
         say("GPU mini-batch SGD")
         gp = gpu_epoch(w, gpu)
-        runs.append(Run("gpu", "sgd", gp.epoch_s, curve(gpu_job(w, bw), stand_in), gpu_job(w, bw),
+        runs.append(Run("gpu", "sgd", gp.epoch_s, curve(gpu_job(w, bw), stand_in, steps), gpu_job(w, bw),
                         _time_model(gp)))
     return runs
 
@@ -240,8 +259,10 @@ def break_even(axis: str, make: Callable[[str, int], Workload], optimizers: Sequ
 
 def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec | None, gpu: GpuSpec | None,
             stand_in: StandIn = StandIn(), target: float | None = None, calibration: CalibrationLike = None,
-            break_even_of: BreakEven | None = None, progress: Callable[[str], None] | None = None) -> Comparison:
-    """The whole comparison (``break_even_of``: computed by the caller with ``break_even``, or None)."""
+            break_even_of: BreakEven | None = None, progress: Callable[[str], None] | None = None,
+            steps: Any = None) -> Comparison:
+    """The whole comparison (``break_even_of``: computed by the caller with ``break_even``, or None; ``steps``:
+    see ``runs_of``)."""
     if not workloads:
         raise SpecError("compare needs at least one optimizer")
     hw = hardware_of(hardware)
@@ -251,7 +272,7 @@ def compare(workloads: Sequence[Workload], hardware: HardwareLike, cpu: CpuSpec 
     if k > fewest:
         raise SpecError(f"--stand-in-divisor {k:,} would train the stand-ins on less than one row of the "
                         f"{fewest:,} rows per worker; use at most {fewest:,}")
-    runs = runs_of(workloads, hw, cpu, gpu, stand_in, calibration, progress)
+    runs = runs_of(workloads, hw, cpu, gpu, stand_in, calibration, progress, steps)
     if target is not None and not 0.0 < target < 1.0:
         raise SpecError(f"--target {target:g} must be between 0 and 1 (a test accuracy or an AUC), e.g. 0.85")
     chosen = default_target(runs) if target is None else target

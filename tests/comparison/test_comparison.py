@@ -157,7 +157,8 @@ def test_compare_cli_json(tmp_path) -> None:
         assert pt["speedup_over_cpu"] == pytest.approx(pt["cpu_epoch_s"] / pt["pim_epoch_s"])
     assert (tmp_path / "c.png").stat().st_size > 10_000
     said = [line.split(" INFO ", 1)[1] for line in p.stderr.splitlines() if " INFO comparing admm on " in line]
-    assert said and said[0].endswith(": started") and ": done: " in said[-1], p.stderr  # lines without a terminal
+    assert said and ": started (18 seed-epochs to do)" in said[0] and ": done: " in said[-1], p.stderr  # no terminal
+    assert any("estimate" in line for line in said[:3]), said  # the up-front estimate (or why there is none)
     assert any("stand-in" in line for line in said[1:-1]), said  # each stand-in a line of its own
 
 

@@ -15,7 +15,7 @@ from pimmodel.specs.architectures import REGISTRY, architecture_of, resolve
 
 PACKAGE = Path(pimmodel.__file__).resolve().parent
 PRICING_API = ("evaluate", "evaluate_point", "equations", "expressions", "inputs", "numeric_fields", "record_extra",
-               "WHAT_IFS")
+               "memory_excess", "WHAT_IFS")
 
 
 def _modules(info) -> set[str]:  # type: ignore[no-untyped-def]

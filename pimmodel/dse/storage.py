@@ -399,17 +399,28 @@ def _postgres_race(orig: BaseException | None) -> bool:
 def _sqlite_pragmas(storage: optuna.storages.RDBStorage) -> None:
     """This storage's SQLite connections (its own engine only, never another engine of the process) in WAL mode
     with ``synchronous=NORMAL``: several worker processes can write one file, and a committed trial survives the
-    process being killed. The busy timeout is the connection's own (``connect_args``)."""
+    process being killed. The busy timeout is the connection's own (``connect_args``).
+
+    Every transaction begins ``IMMEDIATE`` (SQLAlchemy's recipe for pysqlite: the driver's own implicit BEGIN off,
+    the engine's ``begin`` event emitting it). A deferred transaction that reads and then writes must upgrade its
+    lock, and SQLite refuses an upgrade at once with "database is locked", without waiting for the busy timeout,
+    when another writer holds the lock; that broke one of 8 writers starting together now and then. An immediate
+    transaction takes the write lock when it begins, and waits for it there."""
     from sqlalchemy import event
 
     def pragmas(connection: Any, _record: Any) -> None:
+        connection.isolation_level = None  # pysqlite emits no BEGIN of its own; the "begin" event below does
         cursor = connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    def begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
     engine = storage.engine
     event.listen(engine, "connect", pragmas)
+    event.listen(engine, "begin", begin)
     engine.dispose()  # the connections made while creating the tables reconnect with the pragmas
 
 

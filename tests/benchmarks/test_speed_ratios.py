@@ -222,6 +222,20 @@ def test_validate_time() -> None:
     print(f"\npimmodel validate: median {statistics.median(times):.2f} s (target <= 2 s)")
 
 
+def test_collection_time() -> None:
+    """Issue 29's test-collection figure (goal 3 s): collecting the default tier, paired with the interpreter's bare
+    pytest start (``--version``) in the same run."""
+    env = {**os.environ}
+    root = Path(__file__).resolve().parents[2]
+    collect = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(root / "tests")]
+    bare = [sys.executable, "-m", "pytest", "--version"]
+    subprocess.run(collect, capture_output=True, env=env, cwd=root)
+    t_collect, t_bare = _paired(lambda: _timed_any(collect, env), lambda: _timed_any(bare, env), 3)
+    print(f"\ntest collection: median {t_collect:.2f} s (goal <= 3 s); pytest's bare start {t_bare:.2f} s "
+          f"(ratio {t_collect / t_bare:.1f})")
+    assert t_collect > t_bare
+
+
 def _timed_any(cmd: list[str], env: dict[str, str]) -> float:
     t = time.perf_counter()
     subprocess.run(cmd, capture_output=True, env=env)

@@ -5,6 +5,7 @@ The two paths must give the same rows, the same copy, and the same errors."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -16,7 +17,10 @@ from hypothesis import strategies as st
 from pimmodel.emulator import data, files
 from pimmodel.errors import DataError
 
-pytest.importorskip("sklearn", reason="scikit-learn is not installed (the 'test' extra)")
+# found, not imported: importing scikit-learn costs about a second of every run's collection, and the tests that
+# need it import it through the reader, when they run
+if importlib.util.find_spec("sklearn") is None:
+    pytest.skip("scikit-learn is not installed (the 'test' extra)", allow_module_level=True)
 
 LABELS = st.sampled_from(["1", "0", "-1", "+1", "1e0", "2", "x"])
 PAIRS = st.lists(st.integers(0, 40), max_size=6, unique=True).map(sorted).map(

@@ -95,11 +95,12 @@ def family_split_plot(records: Sequence[Mapping[str, Any]], path: str | Path | N
         ax.set_title(f"{r['hardware']} ({r['family']})\n{r['dataset']}, {r['units']:,} {r['unit']}s", fontsize=9)
         ax.tick_params(axis="x", labelrotation=90, labelsize=8)
         ax.set_ylim(0, 125)
+        ax.set_yticks(range(0, 101, 20))  # the room above 100 % holds the epoch times, not a share
     axes[0].set_ylabel("share of the epoch (%)")
     fig.suptitle(f"the same job on each family: phase shares, {ran[0]['view']} view (the study's accounting; "
                  "epoch time above each bar)", fontsize=9)
     handles, names = axes[-1].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside right upper", fontsize=8)
+    fig.legend(handles, names, loc="outside lower center", ncols=3, fontsize=8)
     if path is not None:
         save(fig, path)
     return fig

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 
 class PimModelError(Exception):
@@ -38,6 +38,12 @@ def suggest(name: str, choices: Iterable[str]) -> str:
 def unknown(kind: str, name: str, choices: Iterable[str]) -> PimModelError:
     """An error for an unknown name, with the closest valid one suggested."""
     return SpecError(f"unknown {kind} {name!r}{suggest(name, choices)}")
+
+
+def check_known(kind: str, name: str, choices: Collection[str]) -> None:
+    """Raise ``unknown(kind, name, choices)`` unless ``name`` is one of ``choices``."""
+    if name not in choices:
+        raise unknown(kind, name, choices)
 
 
 class ArgumentError(PimModelError):

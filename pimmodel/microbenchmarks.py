@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import primitives as P
-from .errors import SpecError, unknown
+from .errors import SpecError, check_known
 from .specs import HardwareSpec
 
 MOPS = 1e6
@@ -69,8 +69,7 @@ def op_instructions(op: str, hw: HardwareSpec, scalar: int = ARITH_SCALAR, data_
         "double_mul": lambda: hw.double_mul_instructions,
         "double_div": lambda: hw.double_div_instructions,
     }
-    if op not in table:
-        raise unknown("arithmetic op", op, table)
+    check_known("arithmetic op", op, table)
     return table[op]()
 
 
@@ -92,8 +91,7 @@ def arithmetic(hw: HardwareSpec, op: str, tasklets: int, elements: int = ARITH_E
 
 def wram_stream(hw: HardwareSpec, kernel: str, tasklets: int, elements_per_tasklet: int = 1 << 14) -> dict[str, float]:
     """PrIM STREAM on WRAM-resident uint64 arrays: sustained ``bandwidth`` (MB/s)."""
-    if kernel not in STREAM_KERNELS:
-        raise unknown("STREAM kernel", kernel, STREAM_KERNELS)
+    check_known("STREAM kernel", kernel, STREAM_KERNELS)
     memory_ops, nbytes, has_add, has_mul = STREAM_KERNELS[kernel]
     per_element = memory_ops + (hw.int64_add_instructions if has_add else 0)
     if has_mul:
@@ -147,12 +145,10 @@ BENCHMARKS: dict[str, Callable[..., dict[str, float]]] = {
 
 def run(benchmark: str, quantity: str, params: Mapping[str, Any], hw: HardwareSpec) -> float:
     """The predicted ``quantity`` of one microbenchmark workload (in the unit the data file uses)."""
-    if benchmark not in BENCHMARKS:
-        raise unknown("microbenchmark", benchmark, BENCHMARKS)
+    check_known("microbenchmark", benchmark, BENCHMARKS)
     try:
         result = BENCHMARKS[benchmark](hw, **params)
     except TypeError as exc:
         raise SpecError(f"microbenchmark {benchmark!r}: bad parameters {dict(params)!r} ({exc})") from None
-    if quantity not in result:
-        raise unknown(f"{benchmark} quantity", quantity, result)
+    check_known(f"{benchmark} quantity", quantity, result)
     return float(result[quantity])

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from .errors import unknown
+from .errors import check_known
 
 PHASES: tuple[str, ...] = ("dpu_compute", "mram_wram_dma", "host_to_pim", "pim_to_host", "host_aggregate", "launch")
 """Per-epoch phases, in the order every table and record shows them."""
@@ -44,8 +44,7 @@ V = TypeVar("V")
 
 def check_view(view: str) -> str:
     """``view`` if it is one of ``VIEWS``, else a one-line error naming the valid ones."""
-    if view not in VIEWS:
-        raise unknown("view", view, VIEWS)
+    check_known("view", view, VIEWS)
     return view
 
 

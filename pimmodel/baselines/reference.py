@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, check_known, unknown
 from ..specs.workload import BASELINE_HINGE_MARGIN
 from .workload import MULTI_PROCESS_OPTIMIZERS, baseline_optimizer
 
@@ -46,10 +46,8 @@ class TrainConfig:
     alpha_shift: int = 0
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise unknown("model", self.model, MODELS)
-        if self.optimizer not in OPTIMIZERS:
-            raise unknown("optimizer", self.optimizer, OPTIMIZERS)
+        check_known("model", self.model, MODELS)
+        check_known("optimizer", self.optimizer, OPTIMIZERS)
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise SpecError(f"batch_size must be a positive whole number, got {self.batch_size!r}")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, check_known, unknown
 from ..specs import CRITEO, YFCC, Workload
 from ..specs.optimizers import REGISTRY as PIM_OPTIMIZERS
 from ..specs.workload import STUDY_DPUS, STUDY_EPOCHS, check_positive_ints
@@ -107,12 +107,9 @@ class BaselineWorkload:
     name: str = "custom"
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise unknown("model", self.model, MODELS)
-        if self.optimizer not in OPTIMIZERS:
-            raise unknown("optimizer", self.optimizer, OPTIMIZERS)
-        if self.layout not in LAYOUTS:
-            raise unknown("layout", self.layout, LAYOUTS)
+        check_known("model", self.model, MODELS)
+        check_known("optimizer", self.optimizer, OPTIMIZERS)
+        check_known("layout", self.layout, LAYOUTS)
         check_positive_ints(self, ("rows", "features", "batch_size", "processes", "epochs", "label_bytes"),
                             lambda key: f"workload {self.name!r}: {key}")
         nnz = self.nonzeros_per_row
@@ -155,8 +152,7 @@ def study_batch_size(dataset: str, model: str, optimizer: str, device: str) -> i
 def study_workload(dataset: str, model: str, optimizer: str, device: str = "cpu",
                    epochs: int = STUDY_EPOCHS) -> BaselineWorkload:
     """The study's baseline run of ``dataset`` x ``model`` x ``optimizer`` on ``device``."""
-    if dataset not in DATASETS:
-        raise unknown("dataset", dataset, DATASETS)
+    check_known("dataset", dataset, DATASETS)
     if device not in ("cpu", "gpu"):
         raise unknown("device", device, ("cpu", "gpu"))
     if device == "gpu":

@@ -31,11 +31,10 @@ def calibrate_command(
     """
     # lazy imports keep the CLI's cold start fast
     from ..atomic import check_writable
-    from ..errors import SpecError, check_seed, unknown
+    from ..errors import SpecError, check_known, check_seed
     from .logs import not_the_log
 
-    if design not in DESIGNS:
-        raise unknown("design", design, DESIGNS)
+    check_known("design", design, DESIGNS)
     if epochs < 1:
         raise SpecError(f"--epochs must be at least 1, got {epochs}")
     if bootstrap < 0:

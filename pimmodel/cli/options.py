@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import SpecError, suggest, unknown
+from ..errors import SpecError, check_known, suggest
 from ..specs import (
     MODELS,
     OPTIMIZERS,
@@ -89,12 +89,9 @@ def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, taskle
                   sync_every: int | None = None) -> Workload:
     """A workload from the options; hyper-parameters the user did not give are the study's, adapted to the
     deployment (``specs.resolve_hyperparams``), and the record says what was chosen."""
-    if model not in MODELS:
-        raise unknown("model", model, MODELS)
-    if optimizer not in OPTIMIZERS:
-        raise unknown("optimizer", optimizer, OPTIMIZERS)
-    if scaling not in SCALINGS:
-        raise unknown("scaling", scaling, SCALINGS)
+    check_known("model", model, MODELS)
+    check_known("optimizer", optimizer, OPTIMIZERS)
+    check_known("scaling", scaling, SCALINGS)
     if dpus <= 0:
         raise SpecError(f"--dpus must be a positive whole number, got {dpus}")
     hyper, notes = resolve_hyperparams(ds, model, optimizer, dpus, scaling, batch_size, global_batch, epochs,

@@ -274,17 +274,14 @@ def equations_command(
     """
     # lazy imports keep the CLI's cold start fast
     from ..costmodel.readable import equation_record
-    from ..errors import unknown
+    from ..errors import check_known
     from ..report.equations import render_latex, render_text
     from ..specs import MODELS, OPTIMIZERS, TOPOLOGIES, load_dataset, optimizer_info, require_links
 
-    if optimizer not in OPTIMIZERS:
-        raise unknown("optimizer", optimizer, OPTIMIZERS)
-    if model not in MODELS:
-        raise unknown("model", model, MODELS)
+    check_known("optimizer", optimizer, OPTIMIZERS)
+    check_known("model", model, MODELS)
     topology = topology or optimizer_info(optimizer).topologies[0]
-    if topology not in TOPOLOGIES:
-        raise unknown("topology", topology, TOPOLOGIES)
+    check_known("topology", topology, TOPOLOGIES)
     require_links(optimizer, topology, f"--topology {topology}",
                   fix=f"use --topology {' or '.join(optimizer_info(optimizer).topologies)}")
     O.check_output(output)

@@ -98,11 +98,10 @@ def schema_command(kind: Annotated[str, typer.Argument(metavar="KIND", help=_KIN
                    json: Annotated[bool, typer.Option("--json", help="Print the kind's JSON Schema.")] = False
                    ) -> None:
     # lazy imports keep the CLI's cold start fast
-    from ..errors import unknown
+    from ..errors import check_known
     from ..specs.architectures import resolve
 
-    if kind not in SCHEMA_KINDS:
-        raise unknown("schema kind", kind, SCHEMA_KINDS)
+    check_known("schema kind", kind, SCHEMA_KINDS)
     struct = resolve(SCHEMA_KINDS[kind][0])()
     if json:
         # lazy imports keep the CLI's cold start fast

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import unknown
+from ..errors import check_known
 from ..resources import cache_dir
 from ..specs.optimizers import optimizer_info
 from ..specs.workload import BASELINE_HINGE_MARGIN, STUDY_CLASS_WEIGHTS, check_positive_ints
@@ -70,8 +70,7 @@ class TrainingJob:
     kernels: str = "study"
 
     def __post_init__(self) -> None:
-        if self.platform not in PLATFORMS:
-            raise unknown("platform", self.platform, PLATFORMS)
+        check_known("platform", self.platform, PLATFORMS)
         check_positive_ints(self, ("workers", "rows_per_worker", "batch_per_worker", "epochs", "task_epochs"),
                             lambda key: f"training job: {key}")
 

@@ -17,7 +17,7 @@ from functools import cache
 
 import sympy
 
-from ..errors import unknown
+from ..errors import check_known, unknown
 from ..specs import KERNEL_VARIANTS
 from ..specs.hardware import TOPOLOGIES
 from ..specs.optimizers import OPTIMIZERS, REGISTRY, require_links
@@ -42,10 +42,8 @@ def equation_set(optimizer: str, model: str, layout: str, topology: str = "none"
     """One configuration's equation set on ``topology`` links (see the module docstring); ``kernels``: the
     study's kernels or the corrected ones."""
     function = equations_of(optimizer)
-    if topology not in TOPOLOGIES:
-        raise unknown("interconnect topology", topology, TOPOLOGIES)
-    if kernels not in KERNEL_VARIANTS:
-        raise unknown("kernel variant", kernels, KERNEL_VARIANTS)
+    check_known("interconnect topology", topology, TOPOLOGIES)
+    check_known("kernel variant", kernels, KERNEL_VARIANTS)
     require_links(optimizer, topology, f"a {topology!r} interconnect")
     equations = function(model, layout, kernels, topology)
     if REGISTRY[optimizer].emulated_links or topology == "none":

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import DataError, SpecError, check_seed, unknown
+from ..errors import DataError, SpecError, check_known, check_seed, unknown
 from ..kernels.capacity import check as check_capacity
 from ..specs import (
     CRITEO,
@@ -155,12 +155,9 @@ def _check_arguments(dataset: str, dpus: int, model: str, optimizer: str, o: Opt
         if value <= 0:
             raise SpecError(f"{name} must be a positive whole number, got {value}")
     check_seed("seed", o.seed)
-    if model not in MODELS:
-        raise unknown("model", model, MODELS)
-    if optimizer not in OPTIMIZERS:
-        raise unknown("optimizer", optimizer, OPTIMIZERS)
-    if o.arithmetic not in ARITHMETICS:
-        raise unknown("arithmetic", o.arithmetic, ARITHMETICS)
+    check_known("model", model, MODELS)
+    check_known("optimizer", optimizer, OPTIMIZERS)
+    check_known("arithmetic", o.arithmetic, ARITHMETICS)
     if o.kernels is not None and o.kernels not in KERNEL_VARIANTS:
         raise unknown("kernel variant", o.kernels, KERNEL_VARIANTS)
     if o.svm_margin is not None and model != "svm":

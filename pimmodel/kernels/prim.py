@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, check_known
 from . import prim_data as D
 from . import prim_sync as S
 from .prim_counts import ACCESS, CALL, DMA_CONST, DMA_SETUP, LOOP, TASKLETS, B, ceil_div
@@ -284,8 +284,7 @@ def describe(name: str, dpus: int, size: int, **shape: int | str | None) -> Kern
     shape parameters (``kernels()[name].shape``; omitted: the measured build's). ``DoesNotFit`` (a ``SpecError``)
     if the data does not fit a DPU's MRAM or WRAM."""
     table = kernels()
-    if name not in table:
-        raise unknown("PrIM kernel", name, table)
+    check_known("PrIM kernel", name, table)
     if dpus < 1 or not 1 <= size <= MAX_SIZE:
         raise SpecError(f"{name}: DPUs must be >= 1 and the size in [1, {MAX_SIZE}] (the host programs' unsigned "
                         f"int), got dpus={dpus}, size={size}")

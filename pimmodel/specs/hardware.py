@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Self, cast
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, check_known
 from ._toml import dumps, read_toml
 
 FAMILY = "upmem-like"
@@ -353,8 +353,7 @@ class HardwareSpec(SpecRecord):
 
     def __post_init__(self) -> None:
         check_numbers(f"hardware {self.name!r}", self, FIELDS)
-        if self.link_topology not in TOPOLOGIES:
-            raise unknown("interconnect topology", self.link_topology, TOPOLOGIES)
+        check_known("interconnect topology", self.link_topology, TOPOLOGIES)
         if self.dma_min_bytes > self.dma_max_bytes:
             raise SpecError(f"hardware {self.name!r}: dma.min_bytes exceeds dma.max_bytes")
         if self.dpus_per_rank > self.dpus_available:

@@ -16,7 +16,7 @@ decides is where the host buffers sit relative to the ranks:
 
 from __future__ import annotations
 
-from ..errors import SpecError, unknown
+from ..errors import SpecError, check_known
 from .hardware import HardwareSpec
 
 PLACEMENTS = ("local", "remote", "interleaved", "one-node")
@@ -28,8 +28,7 @@ def with_placement(hw: HardwareSpec, placement: str) -> HardwareSpec:
     if not isinstance(hw, HardwareSpec):
         raise SpecError(f"--placement places the host buffers of UPMEM-like host transfers; {hw.name} has no "
                         "[platform] placement terms: drop it")
-    if placement not in PLACEMENTS:
-        raise unknown("placement", placement, PLACEMENTS)
+    check_known("placement", placement, PLACEMENTS)
     share = {"local": 0.0, "remote": 1.0, "interleaved": 1 - 1 / hw.host_sockets, "one-node": 0.0}[placement]
     source = f"--placement {placement}"
     sources = {**hw.sources, "remote_buffer_share": source, "buffers_on_one_node": source}

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SpecError, check_type, unknown
+from ..errors import SpecError, check_known, check_type, unknown
 from ._toml import read_toml
 from .optimizers import OPTIMIZERS, OptimizerInfo, optimizer_info, takers
 
@@ -311,14 +311,10 @@ class Workload:
     """what the defaults chose for this deployment (printed by the CLI, kept in the records)."""
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise unknown("model", self.model, MODELS)
-        if self.optimizer not in OPTIMIZERS:
-            raise unknown("optimizer", self.optimizer, OPTIMIZERS)
-        if self.scaling not in SCALINGS:
-            raise unknown("scaling", self.scaling, SCALINGS)
-        if self.kernels not in KERNEL_VARIANTS:
-            raise unknown("kernel variant", self.kernels, KERNEL_VARIANTS)
+        check_known("model", self.model, MODELS)
+        check_known("optimizer", self.optimizer, OPTIMIZERS)
+        check_known("scaling", self.scaling, SCALINGS)
+        check_known("kernel variant", self.kernels, KERNEL_VARIANTS)
         check_positive_ints(self, ("dpus", "tasklets", "epochs"), lambda key: f"--{key}")
         if self.hyper is None:
             hyper, notes = resolve_hyperparams(self.dataset, self.model, self.optimizer, self.dpus, self.scaling,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import unknown
+from ..errors import check_known, unknown
 from ..resources import data_dir
 
 GROUPS = ("hardware", "published", "emulator", "finding", "training", "whatif", "bank-pim")
@@ -117,10 +117,8 @@ class Case:
     (a consistency check of the workload description, not evidence); empty for a genuine prediction."""
 
     def __post_init__(self) -> None:
-        if self.group not in GROUPS:
-            raise unknown("validation group", self.group, GROUPS)
-        if self.kind not in KINDS:
-            raise unknown("case kind", self.kind, KINDS)
+        check_known("validation group", self.group, GROUPS)
+        check_known("case kind", self.kind, KINDS)
 
     @property
     def rel_error(self) -> float:

@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -151,18 +151,31 @@ def _aligned(start: int, stop: int, chunk: int, rows: int) -> tuple[int, int]:
     return start // chunk * chunk, min(rows, -(-stop // chunk) * chunk)
 
 
+@dataclass
 class _Chunked:
     """Rows generated in chunks of ``block`` rows per DPU, each from its own seeded stream ``(seed, kind, stream,
     dpu, chunk)``, so a DPU's rows do not depend on which other DPUs the same process generates (``part``). The
     rows asked for are generated widened to whole chunks and kept, and the next range of the same length is
     generated on a background thread while the current one is trained on (numpy's generators release the GIL),
-    so memory holds two steps' rows of this process's DPUs."""
+    so memory holds two steps' rows of this process's DPUs. A source sets the defaults of ``features``, ``block``
+    and ``layout``."""
 
     n_dpus: int
     rows_per_dpu: int
-    block: int
-    first_dpu: int
-    prefetch: bool
+    features: int
+    seed: int = 0
+    block: int = 1
+    """rows per DPU and chunk (each chunk its own stream; the data depend on it)."""
+    stream: int = 0
+    """rows of another split (e.g. 1 = test set) from the same feature model."""
+    layout: str = ""
+    prefetch: bool = True
+    first_dpu: int = 0
+    """the global index of this source's first DPU (``part``)."""
+
+    def part(self, lo: int, hi: int) -> Self:
+        """DPUs [lo, hi) as a source of their own (the same rows)."""
+        return replace(self, n_dpus=hi - lo, first_dpu=self.first_dpu + lo)
 
     def _init_cache(self) -> None:
         self._cache: dict[tuple[int, int], tuple[NDArray, NDArray[np.uint8]] | Future] = {}
@@ -201,18 +214,9 @@ class SyntheticDense(_Chunked):
     """YFCC-like ReLU features: x_j = max(0, a_j + (2y-1) u_j + s e), min-max scaled by a fixed per-feature
     cap (values clipped to [0, 1], so exact 0s and 1s both occur), balanced labels per chunk, 5 % label noise."""
 
-    n_dpus: int
-    rows_per_dpu: int
     features: int = 4096
-    seed: int = 0
     block: int = DENSE_CHUNK
-    """rows per DPU and chunk (each chunk its own stream; the data depend on it)."""
-    stream: int = 0
-    """rows of another split (e.g. 1 = test set) from the same feature model."""
     layout: str = "dense"
-    prefetch: bool = True
-    first_dpu: int = 0
-    """the global index of this source's first DPU (``part``)."""
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng([self.seed, 1])
@@ -220,10 +224,6 @@ class SyntheticDense(_Chunked):
         self._u = (rng.normal(0.0, 1.0, self.features) * 0.9 / np.sqrt(self.features) * 2.5).astype(np.float32)
         self._cap = (np.maximum(self._a, 0) + np.abs(self._u) + 2.5).astype(np.float32)
         self._init_cache()
-
-    def part(self, lo: int, hi: int) -> SyntheticDense:
-        """DPUs [lo, hi) as a source of their own (the same rows)."""
-        return replace(self, n_dpus=hi - lo, first_dpu=self.first_dpu + lo)
 
     def _generate(self, lo: int, hi: int) -> tuple[NDArray[np.uint32], NDArray[np.uint8]]:
         x = np.empty((self.n_dpus, hi - lo, self.features), np.uint32)
@@ -269,16 +269,10 @@ class SyntheticSparse(_Chunked):
     indices of a row are distinct), Zipf-distributed values, labels from a logistic model whose threshold (the
     score quantile of a calibration sample of the same model) gives the requested positive rate."""
 
-    n_dpus: int
-    rows_per_dpu: int
     features: int = 1_000_000
-    seed: int = 0
     block: int = SPARSE_CHUNK
-    stream: int = 0
-    positive_fraction: float = CRITEO_POSITIVE_FRACTION
     layout: str = "sparse"
-    prefetch: bool = True
-    first_dpu: int = 0
+    positive_fraction: float = CRITEO_POSITIVE_FRACTION
 
     def __post_init__(self) -> None:
         self._width = (self.features - 1) // CRITEO_ACTIVE
@@ -287,9 +281,6 @@ class SyntheticSparse(_Chunked):
         self._theta, self._mult, self._offsets, self._cut = _sparse_model(self.seed, self.features,
                                                                          self.positive_fraction)
         self._init_cache()
-
-    def part(self, lo: int, hi: int) -> SyntheticSparse:
-        return replace(self, n_dpus=hi - lo, first_dpu=self.first_dpu + lo)
 
     def _draw(self, rng: np.random.Generator, n: int) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
         return _draw_sparse(rng, n, self._width, self._offsets, self._mult, self._theta)

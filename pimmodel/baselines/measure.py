@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SpecError
+from ..specs.workload import MODELS
 from .cpu import predict_cpu
 from .parallel import Team
 from .probe import MachineProber, kind_of, machine_spec
@@ -36,7 +37,6 @@ from .workload import BaselineWorkload, baseline_optimizer
 Progress = Callable[[str, int, int], None]
 """progress(message, done, total)"""
 
-MODELS = ("lr", "svm")
 FULL_PASSES = 5
 QUICK_PASSES = 1
 

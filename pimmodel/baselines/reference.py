@@ -26,10 +26,9 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import SpecError, check_known, unknown
-from ..specs.workload import BASELINE_HINGE_MARGIN
+from ..specs.workload import BASELINE_HINGE_MARGIN, MODELS
 from .workload import MULTI_PROCESS_OPTIMIZERS, baseline_optimizer
 
-MODELS = ("lr", "svm")
 OPTIMIZERS = MULTI_PROCESS_OPTIMIZERS
 HINGE_MARGIN = BASELINE_HINGE_MARGIN
 

@@ -32,6 +32,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from ..specs.workload import MODELS
 from .cpu import predict_cpu
 from .reference import study_config
 from .specs import CpuSpec, load_cpu
@@ -44,7 +45,6 @@ section: its step costs are these counts x 6 us)."""
 ROWS, FEATURES, EPOCHS, WARMUP = 4096, 64, 3, 1
 SIZES_BYTES = (4, 256, 4096, 65536, 1 << 20)
 OPTIMIZERS = MULTI_PROCESS_OPTIMIZERS
-MODELS = ("lr", "svm")
 SEED = 2024
 CHUNKS = 15
 

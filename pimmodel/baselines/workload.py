@@ -15,9 +15,7 @@ from typing import Any, Literal
 from ..errors import SpecError, check_known, unknown
 from ..specs import CRITEO, YFCC, Workload
 from ..specs.optimizers import REGISTRY as PIM_OPTIMIZERS
-from ..specs.workload import STUDY_DPUS, STUDY_EPOCHS, check_positive_ints
-
-MODELS = ("lr", "svm")
+from ..specs.workload import LAYOUTS, MODELS, STUDY_DPUS, STUDY_EPOCHS, check_positive_ints
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +75,6 @@ def baseline_optimizer(name: str) -> BaselineOptimizer:
     if name not in BASELINE_REGISTRY:
         raise unknown("optimizer", name, OPTIMIZERS)
     return BASELINE_REGISTRY[name]
-LAYOUTS = ("dense", "sparse")
 DATASETS = ("yfcc100m-hnfc6", "criteo-1tb")
 
 YFCC_ROWS = YFCC.train_rows(STUDY_DPUS, "weak")  # 3,328 x 2,048 = 6,815,744

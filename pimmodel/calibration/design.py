@@ -20,6 +20,7 @@ from ..emulator.data import SyntheticDense, shard, synthetic_sparse
 from ..errors import SpecError
 from ..specs import (
     CRITEO,
+    MODELS,
     STUDY_OPTIMIZERS,
     YFCC,
     DatasetSpec,
@@ -28,10 +29,9 @@ from ..specs import (
     optimizer_info,
     study_hyperparams,
 )
+from ..specs.workload import LAYOUTS
 
 OPTIMIZERS = STUDY_OPTIMIZERS  # the calibration design fits the study optimizers (the others borrow theirs)
-MODELS = ("lr", "svm")
-LAYOUTS = ("dense", "sparse")
 SPARSE_ACTIVE = 39
 TASKLETS = 16
 

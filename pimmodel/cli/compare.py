@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -32,11 +33,7 @@ def compare_command(
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
     dpus: Annotated[int, typer.Option("--dpus", help="DPUs of the PIM run.")] = 2048,
-    tasklets: O.Tasklets = 16,
-    scaling: O.Scaling = "weak",
-    epochs: O.Epochs = 10,
-    batch_size: O.BatchSize = None,
-    global_batch_size: O.GlobalBatch = None,
+    deployment: O.Deployment = O.Deployment(),
     cpu: Annotated[str, typer.Option("--cpu", help="CPU spec (name in hardware_specs/cpu or a TOML file), or "
                                      "'none'.")] = "amd-epyc-7742-2s",
     gpu: Annotated[str, typer.Option("--gpu", help="GPU spec (name in hardware_specs/gpu or a TOML file), or "
@@ -93,8 +90,7 @@ def compare_command(
     cpu_spec = None if cpu == NONE else load_cpu(cpu)
     gpu_spec = None if gpu == NONE else load_gpu(gpu)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
-    workloads = [O.make_workload(ds, model, o, dpus, tasklets, scaling, epochs, batch_size, global_batch_size)
-                 for o in optimizers]
+    workloads = [deployment.workload(ds, model, o, dpus) for o in optimizers]
     stand_in = StandIn() if divisor is None else StandIn().with_divisor(divisor)
 
     be = None
@@ -103,17 +99,16 @@ def compare_command(
             top = hw.dpus_available
             counts = _sweep_values(sweep, axis, sorted({*(1 << k for k in range(6, top.bit_length())), dpus, top}))
             values_of: Callable[[str], list[int]] = lambda _o: counts  # noqa: E731
-            make: Callable[[str, int], Workload] = lambda o, n: O.make_workload(  # noqa: E731
-                ds, model, o, n, tasklets, scaling, epochs, batch_size, global_batch_size)
+            make: Callable[[str, int], Workload] = lambda o, n: deployment.workload(ds, model, o, n)  # noqa: E731
         else:
             base = {w.optimizer: (w.hp.global_batch_size if w.info.batch == "global" else w.hp.batch_size)
                     for w in workloads}
             is_global = {w.optimizer: w.info.batch == "global" for w in workloads}
             given = O.parse_int_list(sweep, "--sweep") if sweep else None
             values_of = lambda o: given or [max(1, base[o] * 2**k // 4) for k in range(6)]  # noqa: E731
-            make = lambda o, v: O.make_workload(  # noqa: E731
-                ds, model, o, dpus, tasklets, scaling, epochs, None if is_global[o] else v,
-                v if is_global[o] else None)
+            make = lambda o, v: replace(  # noqa: E731
+                deployment, batch_size=None if is_global[o] else v, global_batch_size=v if is_global[o] else None
+            ).workload(ds, model, o, dpus)
         be = break_even(axis, make, optimizers, values_of, hw, cpu_spec, gpu_spec, calibration)
 
     import time
@@ -189,4 +184,4 @@ COMPARE_EPOCH_DEFAULTS = {"sparse": Rate(1.47, 90, "measured on a 2-core Intel X
 
 
 def register(app: typer.Typer) -> None:
-    app.command("compare")(compare_command)
+    app.command("compare")(O.option_groups(compare_command))

@@ -4,6 +4,7 @@ the study's LR/SVM family and its own options)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,19 @@ Iterations = Annotated[int | None, typer.Option("--iterations", help="K-means: L
                                                 "emulator's count on a synthetic sample).")]
 NInit = Annotated[int, typer.Option("--n-init", help="K-means: restarts (dpu_kmeans' default 10 in its "
                                     "benchmarks; each restart repeats the iterations).")]
+
+
+@dataclass(frozen=True)
+class FamilyOptions:
+    """``--workload`` and the K-means sizes of ``predict`` and ``scale`` (an option group,
+    ``options.option_groups``)."""
+
+    workload: Workload = "linear"
+    points: Points = None
+    dims: Dims = None
+    clusters: Clusters = None
+    iterations: Iterations = None
+    n_init: NInit = 1
 
 
 def _sizes(points: str | None, dims: int | None, clusters: int | None) -> tuple[int, int, int]:
@@ -67,8 +81,7 @@ def check_workload(workload: str, ctx: typer.Context | None = None) -> str:
     return name
 
 
-def predict_family(workload: str, hardware: str, dpus: list[int], points: str | None, dims: int | None,
-                   clusters: int | None, iterations: int | None, n_init: int, output: Path | None, json: bool,
+def predict_family(family: FamilyOptions, hardware: str, dpus: list[int], output: Path | None, json: bool,
                    scaling: bool = False, placement: str | None = None) -> None:
     """``predict`` / ``scale`` of a family other than ``linear`` (``placement``: ``--placement``)."""
     # lazy imports keep the CLI's cold start fast
@@ -76,14 +89,14 @@ def predict_family(workload: str, hardware: str, dpus: list[int], points: str | 
     from ..families import predict_kmeans
     from . import options as O
 
-    n, d, k = _sizes(points, dims, clusters)
-    if iterations is not None and iterations < 1:
+    n, d, k = _sizes(family.points, family.dims, family.clusters)
+    if family.iterations is not None and family.iterations < 1:
         raise SpecError("--iterations must be at least 1")
-    if n_init < 1:
+    if family.n_init < 1:
         raise SpecError("--n-init must be at least 1")
     O.check_output(output)
     hw = O.hardware(hardware, "predict", workload="kmeans", placement=placement)
-    records = [predict_kmeans(n, d, k, c, hw, iterations, n_init) for c in dpus]
+    records = [predict_kmeans(n, d, k, c, hw, family.iterations, family.n_init) for c in dpus]
     if scaling:
         base = records[0]["per_iteration_s"]["total"]
         for r in records:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
+import inspect
+import typing
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -97,6 +101,65 @@ def make_workload(ds: DatasetSpec, model: str, optimizer: str, dpus: int, taskle
     hyper, notes = resolve_hyperparams(ds, model, optimizer, dpus, scaling, batch_size, global_batch, epochs,
                                        **check_sync_every(sync_every))
     return Workload(ds, model, optimizer, dpus, tasklets, scaling, epochs, hyper, kernels, notes)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """How the study's job is deployed (an option group, ``option_groups``): tasklets, scaling, epochs and the
+    batches, each the study's when not given."""
+
+    tasklets: Tasklets = 16
+    scaling: Scaling = "weak"
+    epochs: Epochs = 10
+    batch_size: BatchSize = None
+    global_batch_size: GlobalBatch = None
+
+    def workload(self, ds: DatasetSpec, model: str, optimizer: str, dpus: int,
+                 sync_every: int | None = None) -> Workload:
+        """``make_workload`` of these options."""
+        return make_workload(ds, model, optimizer, dpus, self.tasklets, self.scaling, self.epochs, self.batch_size,
+                             self.global_batch_size, sync_every=sync_every)
+
+
+@dataclass(frozen=True)
+class CustomDataset:
+    """A dataset changed from the command line (an option group, ``option_groups``); none given: the named one."""
+
+    features: Features = None
+    nonzeros: Nonzeros = None
+    rows_per_dpu: RowsPerDpu = None
+    layout: Layout = None
+
+    def dataset(self, name: str) -> DatasetSpec:
+        """``dataset_from_options`` of these options."""
+        return dataset_from_options(name, self.features, self.nonzeros, self.rows_per_dpu, self.layout)
+
+
+def option_groups(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` as typer should read it: each parameter whose type is an option group (a frozen dataclass whose
+    fields are ``Annotated`` typer options with defaults, such as ``Deployment``) stands for the group's options,
+    in its place, and the command is called with the group built from them (typer has no option groups)."""
+    signature = inspect.signature(command, eval_str=True)
+    groups: dict[str, Any] = {p.name: p.annotation for p in signature.parameters.values()
+                              if dataclasses.is_dataclass(p.annotation)}
+    spread: list[inspect.Parameter] = []
+    for p in signature.parameters.values():
+        if p.name not in groups:
+            spread.append(p)
+            continue
+        types = typing.get_type_hints(groups[p.name], include_extras=True)
+        spread += [inspect.Parameter(f.name, p.kind, default=f.default, annotation=types[f.name])
+                   for f in dataclasses.fields(groups[p.name])]
+
+    @functools.wraps(command)
+    def run(**options: Any) -> None:
+        for name, group in groups.items():
+            options[name] = group(**{f.name: options.pop(f.name) for f in dataclasses.fields(group)})
+        command(**options)
+
+    run.__signature__ = signature.replace(parameters=spread)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in spread}
+    return run
 
 
 def hardware(name: str, command: str = "", workload: str = "linear", placement: str | None = None) -> HardwareSpec:

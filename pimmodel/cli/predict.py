@@ -12,9 +12,8 @@ from . import families as F
 from . import options as O
 
 
-def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int], tasklets: int,
-             scaling: str, epochs: int, batch_size: int | None, global_batch: int | None, view: str,
-             custom: tuple[int | None, int | None, int | None, str | None], calibration: Path | None = None,
+def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int],
+             deployment: O.Deployment, view: str, custom: O.CustomDataset, calibration: Path | None = None,
              with_interval: bool = False, sync_every: int | None = None,
              mark_infeasible: bool = False, placement: str | None = None) -> tuple[list[dict], dict[str, Any]]:
     """The prediction records, and the provenance they share (the hardware and calibration they were made
@@ -28,13 +27,12 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     from ..specs.architectures import architecture_of
 
     hw = O.hardware(hw_name, "predict", placement=placement)
-    ds = O.dataset_from_options(dataset, *custom)
+    ds = custom.dataset(dataset)
     cal = load_calibration(calibration)
     records = []
     for optimizer in optimizers:
         for n in dpus:
-            w = O.make_workload(ds, model, optimizer, n, tasklets, scaling, epochs, batch_size, global_batch,
-                                sync_every=sync_every)
+            w = deployment.workload(ds, model, optimizer, n, sync_every=sync_every)
             try:
                 record = predict(w, hw, view, cal).to_record()
             except CapacityError as exc:
@@ -90,26 +88,14 @@ def predict_command(
     dpus: Annotated[int | None, typer.Option(
         "--dpus", help="Number of DPUs or PIM units (one count; `pimmodel scale --dpus 256,512` sweeps several; "
         "default: the study's 2,048, or the largest power of two a smaller system has).")] = None,
-    tasklets: O.Tasklets = 16,
-    scaling: O.Scaling = "weak",
-    epochs: O.Epochs = 10,
-    batch_size: O.BatchSize = None,
-    global_batch_size: O.GlobalBatch = None,
+    deployment: O.Deployment = O.Deployment(),
     view: O.View = "wall",
-    features: O.Features = None,
-    nonzeros: O.Nonzeros = None,
-    rows_per_dpu: O.RowsPerDpu = None,
-    layout: O.Layout = None,
+    custom: O.CustomDataset = O.CustomDataset(),
     calibration: O.Calibration = None,
     interval: Annotated[bool, typer.Option("--interval", help="Add a 95 % interval per phase and total from the "
                                            "calibration's coefficient covariance.")] = False,
     sync_every: O.SyncEvery = None,
-    workload: F.Workload = "linear",
-    points: F.Points = None,
-    dims: F.Dims = None,
-    clusters: F.Clusters = None,
-    iterations: F.Iterations = None,
-    n_init: F.NInit = 1,
+    family: F.FamilyOptions = F.FamilyOptions(),
     output: Output = None,
     json: O.Json = False,
 ) -> None:
@@ -124,15 +110,13 @@ def predict_command(
     "hardware_sha256", "calibration", "calibration_sha256", "seed", "libraries", "command"}, "points": a list of
     records}.
     """
-    if not F.is_study_family(workload, ctx):
-        F.predict_family(workload, hardware, [dpus if dpus is not None else 2048], points, dims, clusters, iterations,
-                         n_init, output, json, placement=placement)
+    if not F.is_study_family(family.workload, ctx):
+        F.predict_family(family, hardware, [dpus if dpus is not None else 2048], output, json, placement=placement)
         return
     O.check_output(output)
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     dpus = dpus if dpus is not None else O.default_units(hardware)
-    records, prov = _records(hardware, dataset, model, optimizers, [dpus], tasklets, scaling, epochs, batch_size,
-                             global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
+    records, prov = _records(hardware, dataset, model, optimizers, [dpus], deployment, view, custom, calibration,
                              interval, sync_every, placement=placement)
     if _finish(output, records, prov, json):
         return
@@ -177,26 +161,14 @@ def scale_command(
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
-    tasklets: O.Tasklets = 16,
-    scaling: O.Scaling = "weak",
-    epochs: O.Epochs = 10,
-    batch_size: O.BatchSize = None,
-    global_batch_size: O.GlobalBatch = None,
+    deployment: O.Deployment = O.Deployment(),
     view: O.View = "wall",
-    features: O.Features = None,
-    nonzeros: O.Nonzeros = None,
-    rows_per_dpu: O.RowsPerDpu = None,
-    layout: O.Layout = None,
+    custom: O.CustomDataset = O.CustomDataset(),
     plot: Annotated[Path | None, typer.Option("--plot", help="Write stacked phases per DPU count "
                                               "(.png/.svg/.pdf).")] = None,
     calibration: O.Calibration = None,
     sync_every: O.SyncEvery = None,
-    workload: F.Workload = "linear",
-    points: F.Points = None,
-    dims: F.Dims = None,
-    clusters: F.Clusters = None,
-    iterations: F.Iterations = None,
-    n_init: F.NInit = 1,
+    family: F.FamilyOptions = F.FamilyOptions(),
     output: Output = None,
     json: O.Json = False,
 ) -> None:
@@ -212,14 +184,12 @@ def scale_command(
 
         raise SpecError(f"--dpus {dpus} must be increasing without repeats (speedup and efficiency are relative to "
                         f"the first count); give {','.join(str(c) for c in sorted(set(counts)))}")
-    if not F.is_study_family(workload, ctx):
-        F.predict_family(workload, hardware, counts, points, dims, clusters, iterations, n_init, output, json,
-                         scaling=True)
+    if not F.is_study_family(family.workload, ctx):
+        F.predict_family(family, hardware, counts, output, json, scaling=True)
         return
     O.check_plot(plot)
     O.check_output(output)
-    records, prov = _records(hardware, dataset, model, [optimizer], counts, tasklets, scaling, epochs, batch_size,
-                             global_batch_size, view, (features, nonzeros, rows_per_dpu, layout), calibration,
+    records, prov = _records(hardware, dataset, model, [optimizer], counts, deployment, view, custom, calibration,
                              sync_every=sync_every, mark_infeasible=True)
     refused = [r for r in records if r.get("feasible") is False]
     if len(refused) == len(records):
@@ -303,6 +273,6 @@ def equations_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("predict")(predict_command)
-    app.command("scale")(scale_command)
+    app.command("predict")(O.option_groups(predict_command))
+    app.command("scale")(O.option_groups(scale_command))
     app.command("equations")(equations_command)

@@ -108,7 +108,7 @@ def emulate_command(
                                          "(real values: the dense kernels; one value everywhere: the sparse "
                                          "ones).")] = "synthetic-yfcc",
     dpus: Annotated[int, typer.Option("--dpus", help="Number of DPUs.")] = 64,
-    model: Annotated[str, typer.Option("--model", help="lr or svm.")] = "lr",
+    model: O.Model = "lr",
     optimizer: O.Optimizer = "ma-sgd",
     epochs: Annotated[int, typer.Option("--epochs", help="Global epochs (the study trains 10).")] = 10,
     samples_per_dpu: Annotated[int | None, typer.Option("--samples-per-dpu", help="Synthetic rows per DPU "

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from ..errors import SpecError, unknown
 from ..resources import data_dir
 from ..specs._toml import dumps, read_toml
-from ..specs.hardware import Field, SpecRecord, check_numbers, read_fields, write_fields
+from ..specs.hardware import Field, SpecRecord, _f, check_numbers, read_fields, write_fields
 
 IMPLEMENTATIONS = ("pytorch-study", "numpy-reference")
 """``pytorch-study``: ``baseline/model.py``/``smodel.py`` of the artifact; ``numpy-reference``: ``reference.py``."""
@@ -44,11 +44,6 @@ class TextField:
     section: str
     key: str
     choices: tuple[str, ...]
-
-
-def _f(name: str, section: str, key: str, scale: float, low: float, high: float, integer: bool = False,
-       doc: str = "") -> Field:
-    return Field(name, section, key, scale, low, high, integer, doc)
 
 
 CPU_FIELDS: tuple[Field, ...] = (

@@ -265,7 +265,8 @@ def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStor
 class JournalFile(JournalFileBackend):
     """Optuna's journal file backend, with one ``fsync`` per batch of trials: inside ``batch()`` each record is
     appended under the lock as Optuna does (so readers and other writers see it at once, and numbering is
-    unchanged), and the file is made durable once, when the batch ends, outside the lock. Optuna's backend
+    unchanged; a write that fails, on a full disk, is cut off again, so no torn record is left for the next
+    writer to find), and the file is made durable once, when the batch ends, outside the lock. Optuna's backend
     fsyncs every record under the lock, which serialises every writer behind the disk (0.3-3 ms a trial here,
     the largest cost of a second worker process). Outside ``batch()`` it is Optuna's backend unchanged."""
 
@@ -282,8 +283,18 @@ class JournalFile(JournalFileBackend):
         data = ("\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n").encode("utf-8")
         self._records_lock.acquire()
         try:
-            with open(self._path, "ab") as f:
-                f.write(data)
+            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                end = os.lseek(fd, 0, os.SEEK_END)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                except BaseException:  # a full disk: the records go whole or not at all (no torn record left)
+                    os.ftruncate(fd, end)
+                    raise
+            finally:
+                os.close(fd)
         finally:
             self._records_lock.release()
 

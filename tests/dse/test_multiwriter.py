@@ -1,6 +1,6 @@
 """Many writers on one study: two `pimmodel explore --workers 2` processes (4 writers, as on two
 machines) on one PostgreSQL database and on one journal file. The study must load with every trial,
-numbered 0..n-1 once each, and each writer's share complete.
+numbered 0..n-1 once each, and each process's budget complete.
 
 Both write 4,000 trials, as the issue asks. Each RDB trial goes through Optuna's create_new_trial under its study
 lock (about 10-40 trials per second on 2 cores), so the PostgreSQL test is the suite's longest (minutes).

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.trial import FrozenTrial, TrialState
 
 from .objective import Evaluator
@@ -76,7 +77,7 @@ def importances(spec: StudySpec, trials: Sequence[FrozenTrial]) -> dict[str, dic
     if len(ok) < 10:
         return {}
     study = optuna.create_study(directions=spec.directions)
-    study.add_trials([_lean(t, params=True) for t in ok])
+    study.add_trials(_one_distribution_object([_lean(t, params=True) for t in ok]))
     out: dict[str, dict[str, float]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -91,6 +92,24 @@ def importances(spec: StudySpec, trials: Sequence[FrozenTrial]) -> dict[str, dic
                 continue
             out[obj.name] = {p: round(float(v), 4) for p, v in imp.items()}
     return out
+
+
+def _one_distribution_object(trials: list[FrozenTrial]) -> list[FrozenTrial]:
+    """The lean copies with equal distributions of a parameter as one object: PED-ANOVA groups each parameter's
+    trials by their distribution (a dict lookup per trial, parameter and objective), and a lookup compares
+    distinct objects with Optuna's ``__eq__`` where the same object is found by identity (3,700 trials, two
+    objectives: 0.50 -> 0.36 s). Equal means Optuna's equality: same class and attributes (categorical choices
+    compared by Optuna itself, which tells 1 from True)."""
+    first: dict[str, BaseDistribution] = {}
+    for t in trials:
+        shared = {}
+        for name, d in t.distributions.items():
+            c = first.setdefault(name, d)
+            same = c is d or (type(c) is type(d) and c.__dict__ == d.__dict__
+                              and (not isinstance(d, CategoricalDistribution) or c == d))
+            shared[name] = c if same else d
+        t._distributions = shared  # set on the lean copy only: the stored trial keeps its own dict
+    return trials
 
 
 def _target(k: int, direction: str) -> Callable[[FrozenTrial], float]:

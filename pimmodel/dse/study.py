@@ -583,7 +583,6 @@ def _worker(spec: StudySpec, storage_url: str, claims: _Claims, timeout_s: float
     def progress(done: int, _best_value: float | None) -> None:
         stored[slot] = done  # this worker's own slot, set (not added to): a signal here cannot count twice
 
-    result: RunResult | None = None
     try:
         with StopRequest(signal.SIGTERM, also=parent_says_stop) as request:
             while not ready.wait(0.05):
@@ -592,17 +591,18 @@ def _worker(spec: StudySpec, storage_url: str, claims: _Claims, timeout_s: float
             with quiet_optuna():
                 evaluator = Evaluator(spec)
                 study = open_study(spec, storage_url, resume_anyway, evaluator, provenance)
-                result = _trials(spec, study, evaluator, claims.budget, timeout_s, seed, progress, request, None,
-                                 provenance, claim=lambda n: claims(n, request))
+                _trials(spec, study, evaluator, claims.budget, timeout_s, seed, progress, request, None, provenance,
+                        claim=lambda n: claims(n, request))
     except PimModelError as exc:
         errors.put(str(exc))
         raise SystemExit(2) from None
     except KeyboardInterrupt:  # SIGTERM while the study was opening: nothing of this worker's is stored
-        result = None
-    if result is None or result.interrupted:  # every write is whole: end now, not after the interpreter's teardown
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        pass
+    # every write is whole (a journal batch is fsynced when it ends): end now, not after the interpreter's teardown
+    # of everything the run built, which the parent, waiting for this process, would otherwise wait for too
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float | None, seed: int | None,

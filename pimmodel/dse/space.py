@@ -552,18 +552,13 @@ def _check_range(p: Parameter, si_value: float, where: str, table: Mapping[str, 
 def _choice(key: str, target: str, raw: Mapping[str, Any], where: str,
             table: Mapping[str, Field] = FIELD_BY_NAME) -> Parameter:
     choices = raw["choices"]
-    if target == FAMILY_FIELD:
+    named = {FAMILY_FIELD: ("hardware family", FAMILIES), STRUCTURAL_FIELD: ("topology", TOPOLOGIES),
+             OPTIMIZER_FIELD: ("optimizer", OPTIMIZERS)}
+    if target in named:
+        what, known = named[target]
         for c in choices:
-            if c not in FAMILIES:
-                raise StudyError(f"{where}: unknown hardware family {c!r}{suggest(str(c), FAMILIES)}")
-    if target == STRUCTURAL_FIELD:
-        for c in choices:
-            if c not in TOPOLOGIES:
-                raise StudyError(f"{where}: unknown topology {c!r}{suggest(str(c), TOPOLOGIES)}")
-    if target == OPTIMIZER_FIELD:
-        for c in choices:
-            if c not in OPTIMIZERS:
-                raise StudyError(f"{where}: unknown optimizer {c!r}{suggest(str(c), OPTIMIZERS)}")
+            if c not in known:
+                raise StudyError(f"{where}: unknown {what} {c!r}{suggest(str(c), known)}")
     if target == SYNC_FIELD:
         for c in choices:
             if isinstance(c, bool) or not isinstance(c, int) or c < 1:

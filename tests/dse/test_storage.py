@@ -23,6 +23,16 @@ OPTUNA_CLI = [sys.executable, "-c", "import sys; from optuna.cli import main; sy
 """Optuna's own CLI (``optuna``) of this interpreter."""
 
 
+def _two_views(url: str) -> tuple[TrialStore, TrialStore]:
+    """Two stores on one study "s" at ``url``: two processes' views of it."""
+    stores = []
+    for _ in range(2):
+        storage = open_storage(url)
+        study = optuna.create_study(study_name="s", storage=storage, load_if_exists=True)
+        stores.append(TrialStore(storage, storage.get_study_id_from_name(study.study_name), locate(url)))
+    return stores[0], stores[1]
+
+
 def test_storage_arguments_as_optuna_and_the_dashboard_take_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                                   ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -72,12 +82,7 @@ def test_every_other_writers_trial_is_read_once(kind: str, tmp_path: Path, reque
     url = {"journal": f"journal://{tmp_path / 's.log'}", "sqlite": f"sqlite:///{tmp_path / 's.db'}"}.get(kind)
     if url is None:
         url = request.getfixturevalue("postgres_storage")
-    stores = []
-    for _ in range(2):
-        storage = open_storage(url)
-        study = optuna.create_study(study_name="s", storage=storage, load_if_exists=True)
-        stores.append(TrialStore(storage, storage.get_study_id_from_name(study.study_name), locate(url)))
-    a, b = stores
+    a, b = _two_views(url)
     assert a.read_new() == [] and b.read_new() == []
     seen_by_a: list[optuna.trial.FrozenTrial] = []
     seen_by_b: list[optuna.trial.FrozenTrial] = []
@@ -108,12 +113,7 @@ def test_a_journal_batch_is_fsynced_once_and_each_record_is_seen_at_once(tmp_pat
     import os
 
     url = f"journal://{tmp_path / 's.log'}"
-    stores = []
-    for _ in range(2):
-        storage = open_storage(url)
-        study = optuna.create_study(study_name="s", storage=storage, load_if_exists=True)
-        stores.append(TrialStore(storage, storage.get_study_id_from_name(study.study_name), locate(url)))
-    a, b = stores
+    a, b = _two_views(url)
     syncs: list[int] = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (syncs.append(fd), real(fd))[1])

@@ -310,7 +310,7 @@ def _trials(spec: StudySpec, study: OpenedStudy, evaluator: Evaluator, budget: i
     is called once the stored trials are counted, before this process's first trial. ``claim(n)`` (a budget
     shared with other processes, ``_Claims``) grants up to n more trials, 0 once the budget is spent; without it
     the budget is ``budget``."""
-    start, added, stopped = time.perf_counter(), 0, False
+    added, stopped = 0, False
     store = study.store
     shadow = Shadow(spec, seed)
     stored = store.read_all()

@@ -86,6 +86,9 @@ def explore_command(
     result = None if show else _run(spec, url, trials or spec.trials, timeout, seed, workers, resume_anyway, prov,
                                     quiet=json)
     _report(spec, url, plot, json, output, prov, result)
+    from .app import exit_now
+
+    exit_now(0)  # the study's trials and storage are not freed one by one on the way out
 
 
 def _free_port() -> int:

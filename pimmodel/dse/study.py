@@ -553,18 +553,27 @@ def warm(evaluator: Evaluator) -> None:
     evaluator.evaluate([{**base, **dict(zip((p.name for p in varied), c, strict=True))} for c in combos])
 
 
+TAIL_TRIALS = 10
+"""The smallest share of the last trials a worker process claims (``_Claims``)."""
+
+
 class _Claims:
     """The trial budget the worker processes of one run share: each claims its next batch under one lock (held
     for a few instructions, inside the claimer's ``deferring()`` so that its own signal cannot leave it held), so
-    a process that started later, or runs slower, simply does fewer trials, and the total is the budget."""
+    a process that started later, or runs slower, simply does fewer trials, and the total is the budget. Once
+    fewer than a batch per process are left, a claim takes its share of what is left (at least ``TAIL_TRIALS``),
+    so the processes end close together: with whole batches to the end, the run waited for the last one's
+    batch, about half a batch's time (0.2-0.5 s of a 4,000-trial run on 2 cores)."""
 
-    def __init__(self, ctx: Any, budget: int) -> None:
+    def __init__(self, ctx: Any, budget: int, workers: int) -> None:
         self.budget = budget
+        self.workers = workers
         self.claimed = ctx.Value("q", 0)
 
     def __call__(self, want: int, stop: Any = None) -> int:
         with getattr(stop, "deferring", contextlib.nullcontext)(), self.claimed.get_lock():
-            n = max(0, min(want, self.budget - self.claimed.value))
+            left = self.budget - self.claimed.value
+            n = max(0, min(want, left, max(TAIL_TRIALS, -(-left // self.workers))))
             self.claimed.value += n
         return n
 
@@ -622,7 +631,7 @@ def run_workers(spec: StudySpec, storage_url: str, trials: int, timeout_s: float
     ctx = multiprocessing.get_context("spawn")
     # trials stored per worker: one slot each, one writer each, so no lock that a signal could leave held
     halt, ready, stored, errors = ctx.Event(), ctx.Event(), ctx.Array("q", workers, lock=False), ctx.SimpleQueue()
-    claims = _Claims(ctx, trials)
+    claims = _Claims(ctx, trials, workers)
     procs = [ctx.Process(target=_worker, args=(spec, storage_url, claims, timeout_s,
                                                None if seed is None else seed + i, True, halt, stored, errors,
                                                os.getpid(), provenance, i, ready))

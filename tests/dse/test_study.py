@@ -208,3 +208,19 @@ def test_the_shadow_is_trimmed_to_nsga2s_last_generations_and_keeps_learning(sma
     assert _signature(stored_trials(small, a)) == _signature(stored_trials(small, b))
     times = [t.values[0] for t in stored_trials(small, a) if is_feasible(t) and t.values]
     assert min(times[-population:]) <= min(times[:population])
+
+
+def test_worker_claims_share_the_last_trials_and_sum_to_the_budget() -> None:
+    """Whole batches while at least one per process is left, then half of what is left (rounded up, at least
+    TAIL_TRIALS), then nothing: by hand for a budget of 250, batches of 100, two processes: 250 left takes 100,
+    150 takes 75, 75 takes 38, 37 takes 19, 18 takes 10, 8 takes 8."""
+    import multiprocessing
+
+    from pimmodel.dse.study import TAIL_TRIALS, _Claims
+
+    assert TAIL_TRIALS == 10
+    claims = _Claims(multiprocessing.get_context("spawn"), 250, 2)
+    grants = [claims(100) for _ in range(8)]
+    assert grants == [100, 75, 38, 19, 10, 8, 0, 0]
+    one = _Claims(multiprocessing.get_context("spawn"), 130, 1)
+    assert [one(100) for _ in range(3)] == [100, 30, 0]

@@ -80,3 +80,17 @@ def check_seed(parameter: str, value: object, where: str = "") -> int:
         raise ArgumentError(parameter, f"{where}{parameter} must be a whole number in [0, 2**32 - 1 = {SEED_MAX}], "
                                        f"got {_short(value)}")
     return value
+
+
+def check_choice(what: str, value: object, allowed: Collection[object],
+                 error: type[Exception] = ValueError) -> None:
+    """Raise ``error`` ("WHAT must be one of A, B, got 'x'", with the closest choice for a string) unless
+    ``value`` is one of ``allowed``: the one check of every enumerated field."""
+    if value in allowed:
+        return
+    close = ""
+    if isinstance(value, str):
+        names = [str(a) for a in allowed]
+        match = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+        close = f' (did you mean "{match[0]}"?)' if match else ""
+    raise error(f"{what} must be one of {', '.join(map(str, allowed))}, got {value!r}{close}")

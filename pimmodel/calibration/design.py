@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..emulator.data import SyntheticDense, shard, synthetic_sparse
-from ..errors import SpecError
+from ..errors import SpecError, check_choice
 from ..specs import (
     CRITEO,
     MODELS,
@@ -60,8 +60,7 @@ class DesignPoint:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.layout not in LAYOUTS:
-            raise SpecError(f"design point layout must be one of {LAYOUTS}, got {self.layout!r}")
+        check_choice("design point layout", self.layout, LAYOUTS, SpecError)
         if not 0 < self.density <= 1:
             raise SpecError(f"design point density must be in (0, 1], got {self.density}")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api import CalibrationLike, HardwareLike, hardware_of, predict
 from ..baselines import BaselinePrediction, CpuSpec, GpuSpec, cpu_workload_of, gpu_workload_of
-from ..errors import PimModelError, SpecError
+from ..errors import PimModelError, SpecError, check_choice
 from ..specs import HardwareSpec, Workload
 from .accuracy import StandIn, TrainingJob, curve, difference, untrained_epochs
 from .platforms import cpu_epoch, cpu_job, gpu_epoch, gpu_job, pim_job
@@ -227,8 +227,7 @@ def break_even(axis: str, make: Callable[[str, int], Workload], optimizers: Sequ
                calibration: CalibrationLike = None) -> BreakEven:
     """PIM's time per epoch against CPU and GPU for ``make(optimizer, value)`` at every value of
     ``values_of(optimizer)``; a value the workload or the hardware refuses is skipped with its reason."""
-    if axis not in BREAK_EVEN_AXES:
-        raise SpecError(f"--break-even must be one of {', '.join(BREAK_EVEN_AXES)}, got {axis!r}")
+    check_choice("--break-even", axis, BREAK_EVEN_AXES, SpecError)
     points: list[dict[str, Any]] = []
     skipped: list[str] = []
     overtakes: dict[str, dict[str, int | None]] = {}

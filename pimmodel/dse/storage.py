@@ -262,6 +262,28 @@ def _open_journal(location: Location, writing: bool) -> optuna.storages.BaseStor
     return storage
 
 
+class Depth:
+    """A re-entrant block's depth: true while one is open (``with depth.entered():``); ``on_exit`` runs when the
+    outermost block ends, also by an exception."""
+
+    def __init__(self, on_exit: Callable[[], None] | None = None) -> None:
+        self.count = 0
+        self._on_exit = on_exit
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    @contextmanager
+    def entered(self) -> Iterator[None]:
+        self.count += 1
+        try:
+            yield
+        finally:
+            self.count -= 1
+            if not self.count and self._on_exit is not None:
+                self._on_exit()
+
+
 class JournalFile(JournalFileBackend):
     """Optuna's journal file backend, with one ``fsync`` per batch of trials: inside ``batch()`` each record is
     appended under the lock as Optuna does (so readers and other writers see it at once, and numbering is
@@ -274,7 +296,7 @@ class JournalFile(JournalFileBackend):
         super().__init__(path, lock_obj=lock)
         self._path = path
         self._records_lock = lock
-        self._batching = 0
+        self._batching = Depth(on_exit=self._sync)
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         if not self._batching:
@@ -298,17 +320,13 @@ class JournalFile(JournalFileBackend):
         finally:
             self._records_lock.release()
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> AbstractContextManager[None]:
         """Records appended in the block are fsynced once, at its end (also when it ends by an exception)."""
-        self._batching += 1
-        try:
-            yield
-        finally:
-            self._batching -= 1
-            if not self._batching:
-                with open(self._path, "ab") as f:
-                    os.fsync(f.fileno())
+        return self._batching.entered()
+
+    def _sync(self) -> None:
+        with open(self._path, "ab") as f:
+            os.fsync(f.fileno())
 
 
 _BATCHES: weakref.WeakKeyDictionary[optuna.storages.BaseStorage, Callable[[], AbstractContextManager[None]]] = (

@@ -44,7 +44,7 @@ from ..errors import PimModelError, StudyError
 from ..version import environment
 from .objective import Evaluator
 from .space import FAMILY_FIELD, OPTIMIZER_FIELD, STRUCTURAL_FIELD, Parameter, StudySpec
-from .storage import DEFAULT_STORAGE, Location, TrialStore, locate, open_storage, storage_errors
+from .storage import DEFAULT_STORAGE, Depth, Location, TrialStore, locate, open_storage, storage_errors
 
 Progress = Callable[[int, float | None], None]
 """Called after each stored batch with the trials stored by this run so far and the best feasible value
@@ -509,7 +509,7 @@ class StopRequest:
         self.requested = False
         self._also = also
         self._previous: Any = None
-        self._writing = 0
+        self._writing = Depth()
 
     def __enter__(self) -> StopRequest:
         if threading.current_thread() is threading.main_thread():
@@ -522,14 +522,9 @@ class StopRequest:
         if not self._writing or again:
             raise KeyboardInterrupt
 
-    @contextlib.contextmanager
-    def deferring(self) -> Iterator[None]:
+    def deferring(self) -> AbstractContextManager[None]:
         """The block (one trial's write) is not cut by the signal; the stop happens after it."""
-        self._writing += 1
-        try:
-            yield
-        finally:
-            self._writing -= 1
+        return self._writing.entered()
 
     def __exit__(self, *_exc: object) -> None:
         if self._previous is not None:

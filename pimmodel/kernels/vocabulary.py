@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import primitives as P
+from ..errors import check_choice
 
 Num = Any  # a number, a numpy array or a sympy expression
 
@@ -99,8 +100,7 @@ class Dma:
     after: bool = False
 
     def __post_init__(self) -> None:
-        if self.direction not in DIRECTIONS:
-            raise ValueError(f"DMA direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        check_choice("DMA direction", self.direction, DIRECTIONS)
 
     @property
     def moved_bytes(self) -> Num:
@@ -121,8 +121,7 @@ class Chain:
     """mutex chains behind the same lock add up; different locks serialize independently."""
 
     def __post_init__(self) -> None:
-        if self.kind not in CHAIN_KINDS:
-            raise ValueError(f"chain kind must be one of {CHAIN_KINDS}, got {self.kind!r}")
+        check_choice("chain kind", self.kind, CHAIN_KINDS)
 
 
 @dataclass(frozen=True)
@@ -172,10 +171,8 @@ class HostCall:
     memory: str = "mram"
 
     def __post_init__(self) -> None:
-        if self.mode not in TRANSFER_MODES:
-            raise ValueError(f"transfer mode must be one of {TRANSFER_MODES}, got {self.mode!r}")
-        if self.memory not in MEMORIES:
-            raise ValueError(f"memory must be one of {MEMORIES}, got {self.memory!r}")
+        check_choice("transfer mode", self.mode, TRANSFER_MODES)
+        check_choice("memory", self.memory, MEMORIES)
 
 
 @dataclass(frozen=True)

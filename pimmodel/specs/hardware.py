@@ -53,6 +53,17 @@ def _f(name: str, section: str, key: str, scale: float, low: float, high: float,
                  default_note or "reproduces the pricing from before this constant")
 
 
+def _instructions(operation: str, low: float, high: float, doc: str = "") -> Field:
+    """The ``[instructions]`` row of one operation: its count, read as written (``OPERATION_instructions``)."""
+    return _f(f"{operation}_instructions", "instructions", operation, 1, low, high, doc=doc)
+
+
+def _dma(key: str, low: float, high: float, integer: bool = False, doc: str = "",
+         default: float | None = None) -> Field:
+    """A ``[dma]`` row read as written (``dma_KEY``)."""
+    return _f(f"dma_{key}", "dma", key, 1, low, high, integer, doc=doc, default=default)
+
+
 def check_numbers(label: str, record: Any, fields: tuple[Field, ...]) -> None:
     """Every numeric field of a spec record is a number, whole where it must be, and inside its range; the
     first that is not is a one-line SpecError starting with ``label`` (hardware and the CPU/GPU baselines)."""
@@ -140,34 +151,34 @@ FIELDS: tuple[Field, ...] = (
        default_note="the UPMEM rank's 8 chips (dpu_chip_description.c: 8 control interfaces)",
        doc="DPU chips of a rank; a host transfer line is one DPU of each chip (8 B of each in a 64-B cache line)"),
     # --- instructions per operation (software routines where the ISA has no unit)
-    _f("int32_add_instructions", "instructions", "int32_add", 1, 0.25, 1e4),
-    _f("int32_shift_instructions", "instructions", "int32_shift", 1, 0.25, 1e4),
-    _f("int64_add_instructions", "instructions", "int64_add", 1, 0.25, 1e4),
-    _f("int64_shift_instructions", "instructions", "int64_shift", 1, 0.25, 1e4),
-    _f("int32_mul_base_instructions", "instructions", "int32_mul_base", 1, 0, 1e4,
+    _instructions("int32_add", 0.25, 1e4),
+    _instructions("int32_shift", 0.25, 1e4),
+    _instructions("int64_add", 0.25, 1e4),
+    _instructions("int64_shift", 0.25, 1e4),
+    _instructions("int32_mul_base", 0, 1e4,
        doc="fixed part of __mulsi3; one mul_step per bit of the smaller operand follows"),
-    _f("mul_step_instructions", "instructions", "mul_step", 1, 0, 1e3,
+    _instructions("mul_step", 0, 1e3,
        doc="per bit of the smaller operand (0 = native multiplier)"),
-    _f("int64_mul_base_instructions", "instructions", "int64_mul_base", 1, 0.25, 1e5),
-    _f("float_add_instructions", "instructions", "float_add", 1, 0.25, 1e5),
-    _f("float_mul_instructions", "instructions", "float_mul", 1, 0.25, 1e5),
-    _f("float_div_instructions", "instructions", "float_div", 1, 0.25, 1e5),
-    _f("double_add_instructions", "instructions", "double_add", 1, 0.25, 1e5),
-    _f("double_mul_instructions", "instructions", "double_mul", 1, 0.25, 1e5),
-    _f("double_div_instructions", "instructions", "double_div", 1, 0.25, 1e5),
-    _f("float_convert_instructions", "instructions", "float_convert", 1, 0.25, 1e5,
+    _instructions("int64_mul_base", 0.25, 1e5),
+    _instructions("float_add", 0.25, 1e5),
+    _instructions("float_mul", 0.25, 1e5),
+    _instructions("float_div", 0.25, 1e5),
+    _instructions("double_add", 0.25, 1e5),
+    _instructions("double_mul", 0.25, 1e5),
+    _instructions("double_div", 0.25, 1e5),
+    _instructions("float_convert", 0.25, 1e5,
        doc="int<->float or float<->double conversion"),
     # --- MRAM <-> WRAM DMA
-    _f("dma_read_latency_cycles", "dma", "read_latency_cycles", 1, 0, 1e5),
-    _f("dma_write_latency_cycles", "dma", "write_latency_cycles", 1, 0, 1e5),
-    _f("dma_read_cycles_per_byte", "dma", "read_cycles_per_byte", 1, 1e-4, 1e3),
-    _f("dma_write_cycles_per_byte", "dma", "write_cycles_per_byte", 1, 1e-4, 1e3),
-    _f("dma_engine_cycles_per_transfer", "dma", "engine_cycles_per_transfer", 1, 0, 1e5,
+    _dma("read_latency_cycles", 0, 1e5),
+    _dma("write_latency_cycles", 0, 1e5),
+    _dma("read_cycles_per_byte", 1e-4, 1e3),
+    _dma("write_cycles_per_byte", 1e-4, 1e3),
+    _dma("engine_cycles_per_transfer", 0, 1e5,
        doc="engine occupancy per transfer beyond the bytes (serialises concurrent small DMAs)"),
-    _f("dma_compute_overlap", "dma", "compute_overlap", 1, 0, 1, default=1.0,
+    _dma("compute_overlap", 0, 1, default=1.0,
        doc="share of the shorter of compute and DMA a parallel section hides behind the other (1 = all)"),
-    _f("dma_min_bytes", "dma", "min_bytes", 1, 1, 1 << 20, True),
-    _f("dma_max_bytes", "dma", "max_bytes", 1, 1, 1 << 30, True),
+    _dma("min_bytes", 1, 1 << 20, True),
+    _dma("max_bytes", 1, 1 << 30, True),
     # --- host <-> PIM transfers
     _f("push_bytes_per_s_per_rank", "host", "push_gb_per_s_per_rank", 1e9, 1e6, 1e15,
        doc="parallel CPU->DPU, one rank, large transfers"),

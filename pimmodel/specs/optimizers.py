@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, overload
 
-from ..errors import SpecError
+from ..errors import SpecError, check_choice
 
 LinkNeed = Literal["optional", "global"]
 LINK_NEEDS: dict[str, tuple[str, ...]] = {
@@ -87,10 +87,8 @@ class OptimizerInfo:
     """An optimizer whose training it repeats bit for bit (its convergence curve is that one's); "" for none."""
 
     def __post_init__(self) -> None:
-        if self.links not in LINK_NEEDS:
-            raise ValueError(f"{self.name}: links must be one of {tuple(LINK_NEEDS)}")
-        if self.sync not in SYNC_KINDS:
-            raise ValueError(f"{self.name}: sync must be one of {SYNC_KINDS}")
+        check_choice(f"{self.name}: links", self.links, tuple(LINK_NEEDS))
+        check_choice(f"{self.name}: sync", self.sync, SYNC_KINDS)
         if not self.equations or ":" in self.equations or ":" not in self.trainer:
             raise ValueError(f"{self.name}: equations must be a module path and trainer a module:function path")
         if self.links == "global" and not self.emulated_links:
@@ -189,8 +187,7 @@ def register(info: OptimizerInfo) -> OptimizerInfo:
     name already taken is refused. Returns ``info``."""
     if info.name in REGISTRY:
         raise ValueError(f"optimizer {info.name!r} is already registered")
-    if info.study_name not in STUDY_OPTIMIZERS:
-        raise ValueError(f"{info.name}: study_like must be one of {STUDY_OPTIMIZERS}")
+    check_choice(f"{info.name}: study_like", info.study_name, STUDY_OPTIMIZERS)
     REGISTRY[info.name] = info
     return info
 

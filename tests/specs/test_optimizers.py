@@ -77,3 +77,17 @@ def test_shift_divisions_need_powers_of_two() -> None:
     torus = load_hardware("pim-torus-hypothetical")
     with pytest.raises(SpecError, match="global batch 8,160 with a shift"):
         check(Workload(YFCC, "lr", "allreduce-sgd", 2040), torus)
+
+
+def test_an_enumerated_field_outside_its_choices_is_one_line_with_the_closest_choice() -> None:
+    from pimmodel.errors import check_choice
+    from pimmodel.kernels.vocabulary import HostCall
+    from pimmodel.specs.optimizers import REGISTRY
+
+    check_choice("memory", "wram", ("mram", "wram"))  # a choice passes
+    with pytest.raises(ValueError, match=r"^memory must be one of mram, wram, got 'wrma' \(did you mean \"wram\"\?\)$"):
+        HostCall("x", 8, True, memory="wrma")
+    with pytest.raises(SpecError, match=r"^layout must be one of 1, 2, got 3$"):
+        check_choice("layout", 3, (1, 2), SpecError)
+    with pytest.raises(ValueError, match=r"^ga-sgd: sync must be one of .*, got 'nowhere'$"):
+        replace(REGISTRY["ga-sgd"], sync="nowhere")

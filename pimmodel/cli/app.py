@@ -133,9 +133,12 @@ def fail(message: str, code: int = 2, at_once: bool = False) -> None:
 def exit_now(code: int = 0, collect: bool = False) -> None:
     """End the installed script with ``code`` without the interpreter's teardown, which frees every object one
     by one: seconds once sympy's caches are loaded, 0.4-0.7 s after a 4,000-trial study (``explore``, which
-    ends here once its report is out). Logs and both streams are flushed first; ``collect`` runs a garbage
-    collection before (finalizers of objects in reference cycles). pimmodel registers no exit handlers. Under a
-    test runner's capture (streams not this process's own) it is a plain ``SystemExit``."""
+    ends here once its report is out). Both streams are flushed first, and the logs (the log file's last
+    lines); ``collect`` runs a garbage collection before (finalizers of objects in reference cycles). pimmodel
+    registers no exit handlers. Under a test runner's capture (streams not this process's own) it is a plain
+    ``SystemExit`` after the flush."""
+    sys.stdout.flush()
+    sys.stderr.flush()
     if _own_process():
         import gc
         import logging

@@ -118,14 +118,35 @@ def outputs(optimizer: str, model: str) -> tuple[Terms, dict[str, sympy.Expr]]:
             pull_bytes.append(N * b)
             pull_s.append(t.define(f"t_{c.name}_pull", BS.host_call_s + N * b / BS.host_read_bytes_per_s,
                                    f"read {c.name} from every unit (FP16)"))
+    # the optimizer's calls counted per epoch, not per round (hier-sgd's pushes: its rank averages R - R_H
+    # times, the global one R_H times), each ``calls`` times a call
+    epoch_push_bytes: list[sympy.Expr] = []
+    epoch_pull_bytes: list[sympy.Expr] = []
+    epoch_push_s: list[sympy.Expr] = []
+    epoch_pull_s: list[sympy.Expr] = []
+    for c in eq.epoch_calls:
+        b = eq.terms.expand(c.bytes_per_dpu) * scale
+        count = eq.terms.expand(c.calls)
+        written = channels if c.mode in ("identical", "broadcast") else N
+        direction = "push" if c.to_pim else "pull"
+        if c.to_pim:
+            epoch_push_bytes.append(count * N * b)
+            one = BS.host_call_s + written * b / BS.host_write_bytes_per_s
+        else:
+            epoch_pull_bytes.append(count * N * b)
+            one = BS.host_call_s + N * b / BS.host_read_bytes_per_s
+        (epoch_push_s if c.to_pim else epoch_pull_s).append(
+            t.define(f"t_{c.name}_{c.mode}_{direction}_epoch", count * one,
+                     f"{'write' if c.to_pim else 'read'} {c.name} ({c.mode}) {'to' if c.to_pim else 'from'} the "
+                     f"units, {sympy.sstr(count)} times per epoch (FP16)"))
     partials = t.define("b_partials", VALUE_BYTES * L * rows, "bytes of lane partials one unit returns per epoch")
     errors = t.define("b_errors", VALUE_BYTES * rows, "bytes of errors the host writes to one unit per epoch")
     t_partials = t.define("t_partials", steps * BS.host_call_s + N * partials / BS.host_read_bytes_per_s,
                           "read every row's lane partials (one call per step)")
     t_errors = t.define("t_errors", steps * BS.host_call_s + N * errors / BS.host_write_bytes_per_s,
                         "write every row's error (distinct per unit; one call per step)")
-    to_pim_bytes = rounds * sympy.Add(*push_bytes) + N * errors
-    from_pim_bytes = rounds * sympy.Add(*pull_bytes) + N * partials
+    to_pim_bytes = rounds * sympy.Add(*push_bytes) + sympy.Add(*epoch_push_bytes) + N * errors
+    from_pim_bytes = rounds * sympy.Add(*pull_bytes) + sympy.Add(*epoch_pull_bytes) + N * partials
     aggregate = t.define("t_host", (to_pim_bytes + from_pim_bytes) / BS.host_reduce_bytes_per_s,
                          "host: one stream over every byte it receives (sums, errors) and sends")
     per_kernel = t.define("t_kernel", BS.mode_switch_s + BS.program_commands * BS.command_s + BS.host_call_s,
@@ -139,8 +160,8 @@ def outputs(optimizer: str, model: str) -> tuple[Terms, dict[str, sympy.Expr]]:
         EXPOSED_DMA: inside,
         INSTRUMENTED_COMPUTE: compute,
         INSTRUMENTED_DMA: inside,
-        "host_to_pim": rounds * sympy.Add(*push_s) + t_errors,
-        "pim_to_host": rounds * sympy.Add(*pull_s) + t_partials,
+        "host_to_pim": rounds * sympy.Add(*push_s) + sympy.Add(*epoch_push_s) + t_errors,
+        "pim_to_host": rounds * sympy.Add(*pull_s) + sympy.Add(*epoch_pull_s) + t_partials,
         "host_aggregate": aggregate,
         "launch": kernels * per_kernel,
         "rounds": rounds,

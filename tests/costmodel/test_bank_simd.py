@@ -76,6 +76,25 @@ def test_host_transfers_by_hand() -> None:
     assert got["pim_to_host"] == pytest.approx(pull, rel=1e-12)
 
 
+def test_hier_sgd_pushes_its_rank_and_global_averages_by_hand() -> None:
+    # hier-sgd, H = 4: R = 64 / 8 = 8 rounds, R_H = 2 global averages (identical buffers: written once per
+    # pseudo-channel, 2 of them) and 6 rank averages (a buffer per rank: written to each of the 16 units); w in
+    # FP16 512 B and the bias 4 B each time; the split kernel's errors as in MA-SGD. (The pricing once read
+    # only the per-round calls, so hier-sgd, whose pushes are counted per epoch, wrote no model at all.)
+    w = Workload(workload().dataset, "lr", "hier-sgd", 16, hyper=HyperParams(8, 128, 4, 10, sync_every=4))
+    push = (6 * ((US + 16 * 512 / 1e9) + (US + 16 * 4 / 1e9)) + 2 * ((US + 2 * 512 / 1e9) + (US + 2 * 4 / 1e9))
+            + (8 * US + 16 * 128 / 1e9))
+    got = phases(w, small())
+    assert got["host_to_pim"] == pytest.approx(push, rel=1e-12)
+    assert got["bytes_host_to_pim"] == 8 * 16 * (512 + 4) + 16 * 128  # every unit receives every average
+
+
+def test_hier_sgd_averaging_every_step_globally_is_ma_sgd() -> None:
+    w = Workload(workload().dataset, "lr", "hier-sgd", 16, hyper=HyperParams(8, 128, 4, 10, sync_every=1))
+    hier, ma = phases(w, small()), phases(workload(), small())
+    assert {k: pytest.approx(v, rel=1e-12) for k, v in ma.items()} == hier
+
+
 def test_host_aggregation_streams_every_byte_once() -> None:
     sent = 8 * 16 * (512 + 4) + 16 * 128
     received = 8 * 16 * (512 + 4) + 16 * 2048

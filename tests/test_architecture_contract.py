@@ -76,3 +76,56 @@ def test_the_import_scan_sees_a_relative_import() -> None:
 @pytest.mark.parametrize("name", hardware_names())
 def test_every_shipped_spec_has_a_family(name: str) -> None:
     assert architecture_of(load_hardware(name)).name in REGISTRY
+
+
+OPTION_INPUTS = {"tasklets": "tasklets", "sync_every": "sync_every"}
+"""Command-line options a family's pricing may not read, and the workload input each one sets."""
+
+
+def _read_inputs(info, optimizer: str, model: str) -> set[str] | None:  # type: ignore[no-untyped-def]
+    """The input symbols the family's expressions of one optimizer x model depend on (None: it does not price
+    that optimizer without links)."""
+    from pimmodel.costmodel import registry
+
+    try:
+        exprs = (resolve(info.pricing).expressions(optimizer, model) if info.pricing
+                 else registry.expressions(optimizer, model, "dense"))
+    except Exception:  # noqa: BLE001 - an optimizer that needs links: refused, not priced
+        return None
+    return {str(s) for e in exprs.values() if hasattr(e, "free_symbols") for s in e.free_symbols}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if not REGISTRY[n].pricing else n
+                                  for n in sorted(REGISTRY)])  # upmem-like: 20 s of sympy over 7 optimizers
+def test_a_family_refuses_exactly_the_options_its_pricing_never_reads(name: str) -> None:
+    """Derived from the equations: an option (for every optimizer that takes it) whose input no expression of the
+    family reads is in its ``ignores`` (so the CLI refuses it), and an option in ``ignores`` is read by none."""
+    from pimmodel.specs.optimizers import REGISTRY as OPTIMIZERS
+
+    info = REGISTRY[name]
+    declared = {o for o, _ in info.ignores}
+    assert declared <= set(OPTION_INPUTS), f"{name}: ignores {declared - set(OPTION_INPUTS)} has no input to check"
+    for option, symbol in OPTION_INPUTS.items():
+        takers = [o for o, i in OPTIMIZERS.items() if option != "sync_every" or "sync_every" in i.takes]
+        reads = {(o, m): symbol in found for o in takers for m in ("lr", "svm")
+                 if (found := _read_inputs(info, o, m)) is not None}
+        assert reads, f"{name} prices no optimizer that takes --{option}"
+        if option in declared:
+            assert not any(reads.values()), f"{name} declares --{option} ignored but its pricing reads it"
+        else:
+            unread = [k for k, v in reads.items() if not v]
+            assert not unread, f"{name}: --{option} is not read by {unread} yet not refused (add it to ignores)"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_ignored_option_is_refused_on_the_command_line(name: str) -> None:
+    from support import cli
+
+    info = REGISTRY[name]
+    spec = next(h for h in sorted(hardware_names()) if architecture_of(load_hardware(h)).name == name)
+    for option, _why in info.ignores:
+        flag = "--" + option.replace("_", "-")
+        for command in ("predict", "scale"):
+            r = cli(command, "--hardware", spec, flag, "8")
+            assert r.returncode == 2 and r.stderr.count("\n") == 1, (command, r.stderr)
+            assert r.stderr.startswith(f"error: {flag} does not apply to {spec}"), r.stderr

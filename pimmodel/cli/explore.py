@@ -299,6 +299,7 @@ def _report(spec: Any, url: str, plot: Path | None, as_json: bool, output: Path 
 
 
 def sensitivity_command(
+    ctx: typer.Context,
     hardware: O.Hardware = "upmem-2556",
     dataset: O.Dataset = "yfcc100m-hnfc6",
     model: O.Model = "lr",
@@ -326,7 +327,9 @@ def sensitivity_command(
     from ..dse.sensitivity import sensitivity
 
     O.check_output(output)
-    hw = O.hardware(hardware, "sensitivity")
+    from .families import given_options
+
+    hw = O.hardware(hardware, "sensitivity", given=given_options(ctx))
     ds = O.dataset_from_options(dataset, features, nonzeros, rows_per_dpu, layout)
     w = O.make_workload(ds, model, optimizer, dpus, tasklets, scaling, 1, batch_size, global_batch_size)
     record = {**sensitivity(w, hw, view, load_calibration(calibration)), "provenance": O.provenance(hw, calibration)}

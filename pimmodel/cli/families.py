@@ -58,6 +58,15 @@ def is_study_family(workload: str, ctx: typer.Context | None = None) -> bool:
     return family_info(check_workload(workload, ctx)).study
 
 
+def given_options(ctx: typer.Context | None) -> tuple[str, ...]:
+    """The options (Python names) the command line or their environment variables gave, not their defaults."""
+    if ctx is None:
+        return ()
+    names = [p.name for p in ctx.command.params if p.name]
+    sources = {n: ctx.get_parameter_source(n) for n in names}
+    return tuple(n for n, src in sources.items() if src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT"))
+
+
 def check_workload(workload: str, ctx: typer.Context | None = None) -> str:
     """The family's name; an option given on the command line (or by its environment variable) that this family
     does not read in the running command is refused with one line (``specs.families.refused_options``)."""
@@ -69,9 +78,7 @@ def check_workload(workload: str, ctx: typer.Context | None = None) -> str:
     if ctx is None or ctx.info_name is None:
         return name
     flags = {p.name: p.opts[0] for p in ctx.command.params if p.name}
-    sources = {n: ctx.get_parameter_source(n) for n in flags}
-    given = [n for n, src in sources.items() if src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")]
-    refused = refused_options(name, ctx.info_name, given)
+    refused = refused_options(name, ctx.info_name, list(given_options(ctx)))
     if refused:
         option, owners = refused[0]
         where = " or ".join(f"--workload {f}" for f in owners) or "no workload of this command"

@@ -162,14 +162,17 @@ def option_groups(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-def hardware(name: str, command: str = "", workload: str = "linear", placement: str | None = None) -> HardwareSpec:
+def hardware(name: str, command: str = "", workload: str = "linear", placement: str | None = None,
+             given: Sequence[str] = ()) -> HardwareSpec:
     """The spec ``--hardware`` names, refused (one line) when its architecture family does not take ``command``
-    or the ``workload`` family (``ArchitectureInfo.commands``, ``workloads``); with its host buffers placed as
-    ``--placement`` says (``specs.placement``) when given."""
+    or the ``workload`` family (``ArchitectureInfo.commands``, ``workloads``) or an option of ``given`` (those
+    the command line gave: ``ArchitectureInfo.ignores``); with its host buffers placed as ``--placement`` says
+    (``specs.placement``) when given."""
     hw = load_hardware(name)
-    from ..specs.architectures import check_command  # lazy imports keep the CLI's cold start fast
+    from ..specs.architectures import check_command, check_options  # lazy imports keep the CLI's cold start fast
 
     check_command(hw, command, workload)
+    check_options(hw, given)
     if placement is not None:
         from ..specs.placement import with_placement  # lazy imports keep the CLI's cold start fast
 

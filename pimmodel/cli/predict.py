@@ -15,7 +15,8 @@ from . import options as O
 def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus: list[int],
              deployment: O.Deployment, view: str, custom: O.CustomDataset, calibration: Path | None = None,
              with_interval: bool = False, sync_every: int | None = None,
-             mark_infeasible: bool = False, placement: str | None = None) -> tuple[list[dict], dict[str, Any]]:
+             mark_infeasible: bool = False, placement: str | None = None,
+             given: tuple[str, ...] = ()) -> tuple[list[dict], dict[str, Any]]:
     """The prediction records, and the provenance they share (the hardware and calibration they were made
     with). ``mark_infeasible``: a DPU count whose data does not fit the DPUs' memory gives a record
     ``{"optimizer", "dpus", "feasible": false, "reason"}`` instead of refusing the whole request."""
@@ -26,7 +27,7 @@ def _records(hw_name: str, dataset: str, model: str, optimizers: list[str], dpus
     from ..errors import CapacityError
     from ..specs.architectures import architecture_of
 
-    hw = O.hardware(hw_name, "predict", placement=placement)
+    hw = O.hardware(hw_name, "predict", placement=placement, given=given)
     ds = custom.dataset(dataset)
     cal = load_calibration(calibration)
     records = []
@@ -117,7 +118,7 @@ def predict_command(
     optimizers = [optimizer] if optimizer else list(STUDY_OPTIMIZERS)
     dpus = dpus if dpus is not None else O.default_units(hardware)
     records, prov = _records(hardware, dataset, model, optimizers, [dpus], deployment, view, custom, calibration,
-                             interval, sync_every, placement=placement)
+                             interval, sync_every, placement=placement, given=F.given_options(ctx))
     if _finish(output, records, prov, json):
         return
     # lazy imports keep the CLI's cold start fast
@@ -190,7 +191,7 @@ def scale_command(
     O.check_plot(plot)
     O.check_output(output)
     records, prov = _records(hardware, dataset, model, [optimizer], counts, deployment, view, custom, calibration,
-                             sync_every=sync_every, mark_infeasible=True)
+                             sync_every=sync_every, mark_infeasible=True, given=F.given_options(ctx))
     refused = [r for r in records if r.get("feasible") is False]
     if len(refused) == len(records):
         # lazy imports keep the CLI's cold start fast

@@ -23,7 +23,7 @@ Code outside this module never compares a family's name: it reads the entry (``u
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +72,10 @@ class ArchitectureInfo:
     """the CLI commands that take its specs (empty: every command); another is refused with one line."""
     workloads: tuple[str, ...] = ()
     """the training workload families (``specs.families``) it prices (empty: every one)."""
+    ignores: tuple[tuple[str, str], ...] = ()
+    """(option, why): command-line options (Python names) its pricing never reads; given on the command line
+    they are refused with one line, never ignored (``check_options``; ``tests/test_architecture_contract.py``
+    checks each against the pricing's equations)."""
 
     def __post_init__(self) -> None:
         if ":" not in self.spec or ":" not in self.capacity or ":" in self.pricing:
@@ -97,6 +101,8 @@ REGISTRY: dict[str, ArchitectureInfo] = {info.name: info for info in (
         modules=("pimmodel.validation.bank_pim", "pimmodel.calibration.bank_pim"),
         commands=("predict", "scale", "equations", "sensitivity", "specs", "validate", "compare-families"),
         workloads=("linear",),
+        ignores=(("tasklets", "its units have no threads (the memory controller drives every unit of a "
+                  "pseudo-channel at once)"),),
         sources="pimmodel/data/validation/bank-pim/constants.md (ISSCC'21, ISCA'21, PIMSimulator)"),
 )}
 FAMILIES: tuple[str, ...] = tuple(REGISTRY)
@@ -158,6 +164,16 @@ def check_command(hw: Any, command: str, workload: str = "linear") -> None:
     if info.workloads and workload not in info.workloads:
         raise SpecError(f"--workload {workload} does not run on {hw.name} ({info.label}); it prices "
                         f"{', '.join(info.workloads)} (e.g. --workload {info.workloads[0]})")
+
+
+def check_options(hw: Any, given: Sequence[str]) -> None:
+    """Refuse (one line) an option of ``given`` (Python names of the options a command line gave) that ``hw``'s
+    family does not read (its entry's ``ignores``)."""
+    info = architecture_of(hw)
+    for option, why in info.ignores:
+        if option in given:
+            raise SpecError(f"--{option.replace('_', '-')} does not apply to {hw.name} ({info.label}): {why}; "
+                            "drop it")
 
 
 def study_units(hw: Any, study_dpus: int = 2048) -> int:

@@ -106,20 +106,26 @@ def outputs(optimizer: str, model: str) -> tuple[Terms, dict[str, sympy.Expr]]:
     # host transfers: the optimizer's calls in FP16, and the per-row partials and errors of the split kernel
     scale = sympy.Rational(VALUE_BYTES, K.value_bytes)
     channels = t.define("N_ch", sympy.ceiling(N / BS.units_per_channel), "pseudo-channels the N units occupy")
+    def one_call_s(c: Any, b: sympy.Expr) -> sympy.Expr:
+        """One host call of ``c`` moving ``b`` bytes to or from each unit (an identical buffer is written once per
+        pseudo-channel)."""
+        if not c.to_pim:
+            return BS.host_call_s + N * b / BS.host_read_bytes_per_s
+        written = channels if c.mode in ("identical", "broadcast") else N
+        return BS.host_call_s + written * b / BS.host_write_bytes_per_s
+
     push_bytes, pull_bytes, push_s, pull_s = [], [], [], []
     for c in eq.calls_per_round:
         b = eq.terms.expand(c.bytes_per_dpu) * scale * c.calls
-        written = channels if c.mode in ("identical", "broadcast") else N
         if c.to_pim:
             push_bytes.append(N * b)
-            push_s.append(t.define(f"t_{c.name}_push", BS.host_call_s + written * b / BS.host_write_bytes_per_s,
-                                   f"write {c.name} ({c.mode}) to the units (FP16)"))
+            push_s.append(t.define(f"t_{c.name}_push", one_call_s(c, b), f"write {c.name} ({c.mode}) to the units "
+                                   "(FP16)"))
         else:
             pull_bytes.append(N * b)
-            pull_s.append(t.define(f"t_{c.name}_pull", BS.host_call_s + N * b / BS.host_read_bytes_per_s,
-                                   f"read {c.name} from every unit (FP16)"))
+            pull_s.append(t.define(f"t_{c.name}_pull", one_call_s(c, b), f"read {c.name} from every unit (FP16)"))
     # the optimizer's calls counted per epoch, not per round (hier-sgd's pushes: its rank averages R - R_H
-    # times, the global one R_H times), each ``calls`` times a call
+    # times, the global one R_H times)
     epoch_push_bytes: list[sympy.Expr] = []
     epoch_pull_bytes: list[sympy.Expr] = []
     epoch_push_s: list[sympy.Expr] = []
@@ -127,18 +133,11 @@ def outputs(optimizer: str, model: str) -> tuple[Terms, dict[str, sympy.Expr]]:
     for c in eq.epoch_calls:
         b = eq.terms.expand(c.bytes_per_dpu) * scale
         count = eq.terms.expand(c.calls)
-        written = channels if c.mode in ("identical", "broadcast") else N
-        direction = "push" if c.to_pim else "pull"
-        if c.to_pim:
-            epoch_push_bytes.append(count * N * b)
-            one = BS.host_call_s + written * b / BS.host_write_bytes_per_s
-        else:
-            epoch_pull_bytes.append(count * N * b)
-            one = BS.host_call_s + N * b / BS.host_read_bytes_per_s
+        verb, direction, way = ("write", "push", "to") if c.to_pim else ("read", "pull", "from")
+        (epoch_push_bytes if c.to_pim else epoch_pull_bytes).append(count * N * b)
         (epoch_push_s if c.to_pim else epoch_pull_s).append(
-            t.define(f"t_{c.name}_{c.mode}_{direction}_epoch", count * one,
-                     f"{'write' if c.to_pim else 'read'} {c.name} ({c.mode}) {'to' if c.to_pim else 'from'} the "
-                     f"units, {sympy.sstr(count)} times per epoch (FP16)"))
+            t.define(f"t_{c.name}_{c.mode}_{direction}_epoch", count * one_call_s(c, b),
+                     f"{verb} {c.name} ({c.mode}) {way} the units, {sympy.sstr(count)} times per epoch (FP16)"))
     partials = t.define("b_partials", VALUE_BYTES * L * rows, "bytes of lane partials one unit returns per epoch")
     errors = t.define("b_errors", VALUE_BYTES * rows, "bytes of errors the host writes to one unit per epoch")
     t_partials = t.define("t_partials", steps * BS.host_call_s + N * partials / BS.host_read_bytes_per_s,

@@ -26,13 +26,16 @@ class StudyError(PimModelError):
     """A study definition or storage URL is invalid."""
 
 
+def _did_you_mean(name: str, options: Iterable[str], cutoff: float) -> str:
+    """' (did you mean "x"?)' for the closest of ``options`` at least ``cutoff`` alike, else ''."""
+    close = difflib.get_close_matches(name, list(options), n=1, cutoff=cutoff)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 def suggest(name: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean "x"?)' for the closest valid choice, or a list of valid choices."""
     options = sorted(choices)
-    close = difflib.get_close_matches(name, options, n=1, cutoff=0.4)
-    if close:
-        return f' (did you mean "{close[0]}"?)'
-    return f" (valid: {', '.join(options)})"
+    return _did_you_mean(name, options, 0.4) or f" (valid: {', '.join(options)})"
 
 
 def unknown(kind: str, name: str, choices: Iterable[str]) -> PimModelError:
@@ -88,9 +91,5 @@ def check_choice(what: str, value: object, allowed: Collection[object],
     ``value`` is one of ``allowed``: the one check of every enumerated field."""
     if value in allowed:
         return
-    close = ""
-    if isinstance(value, str):
-        names = [str(a) for a in allowed]
-        match = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
-        close = f' (did you mean "{match[0]}"?)' if match else ""
+    close = _did_you_mean(value, map(str, allowed), 0.6) if isinstance(value, str) else ""
     raise error(f"{what} must be one of {', '.join(map(str, allowed))}, got {value!r}{close}")

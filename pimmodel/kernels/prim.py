@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import SpecError, check_known
+from ..errors import SpecError, check_choice, check_known
 from . import prim_data as D
 from . import prim_sync as S
 from .prim_counts import ACCESS, CALL, DMA_CONST, DMA_SETUP, LOOP, TASKLETS, B, ceil_div
@@ -257,8 +257,7 @@ def check_shape(name: str, shape: dict[str, int | str | None]) -> dict[str, int 
             raise SpecError(f"{name} does not take {key} (it takes {takes})")
         p = allowed[key]
         if p.choices:
-            if value not in p.choices:
-                raise SpecError(f"{name} {key} must be one of {', '.join(p.choices)}, got {value!r}")
+            check_choice(f"{name} {key}", value, p.choices, SpecError)
         elif isinstance(value, bool) or not isinstance(value, int) or not p.low <= value <= MAX_SIZE:
             raise SpecError(f"{name} {key} must be an integer in [{p.low}, {MAX_SIZE}], got {value!r}")
         out[key] = value

@@ -145,9 +145,7 @@ def exit_now(code: int = 0, collect: bool = False) -> None:
 
         if collect:
             gc.collect()
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        logging.shutdown()  # flushes every handler's stream
         os._exit(code)
     raise SystemExit(code)
 
